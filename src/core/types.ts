@@ -1,0 +1,129 @@
+/**
+ * @module Shared types of the verification core: the JSON value model, the
+ * normalized request (SPEC §1, every default filled in) and the verdict (SPEC §2–4).
+ * Types only, so every layer can import them without pulling code.
+ */
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+export type RuleType = 'sum_equals' | 'gte' | 'lte' | 'exists_in' | 'unique';
+export const RULE_TYPES: readonly RuleType[] = ['sum_equals', 'gte', 'lte', 'exists_in', 'unique'];
+
+/** A rule with every default filled in (the form hashed into request_hash). */
+export interface Rule {
+  type: RuleType;
+  field: string;
+  equals_field: string | null;
+  equals: number | null;
+  other_field: string | null;
+  value: number | null;
+  in_field: string | null;
+  values: Json[] | null;
+  tolerance: number;
+  if_present: boolean;
+}
+
+/** A bound with every default filled in. */
+export interface Bound {
+  min: number | null;
+  max: number | null;
+  if_present: boolean;
+}
+
+export type Detail = 'full' | 'compact';
+
+/** The request after strict parsing and validation, defaults filled in (SPEC §1, §5.1). */
+export interface VerificationRequest {
+  task_id: string;
+  agent_id: string | null;
+  expected_schema: Json;
+  submitted_output: Json;
+  strict_content_check: boolean;
+  /** null when absent or empty. */
+  bounds: Record<string, Bound> | null;
+  /** null when absent or empty. */
+  rules: Rule[] | null;
+  enforce_rules: boolean;
+  detail: Detail;
+}
+
+/** What strict parsing found inside `submitted_output` (fed to the integrity checks, SPEC §2.2). */
+export interface OutputIntegrity {
+  /** Concrete instance paths (`$.a[1].b`) of objects holding a duplicated key, with the key. */
+  duplicateKeys: Array<{ path: string; key: string }>;
+  /** Concrete instance paths of integers outside ±(2^53−1). */
+  unsafeIntegers: string[];
+}
+
+/** A parsed, validated request plus what hashing needs "exactly as supplied". */
+export interface ParsedRequest {
+  request: VerificationRequest;
+  /** `bounds` / `rules` exactly as supplied (null when absent), for rules_hash. */
+  suppliedBounds: Json;
+  suppliedRules: Json;
+  integrity: OutputIntegrity;
+}
+
+export interface Score {
+  ratio: number;
+  passed: number;
+  total: number;
+}
+
+export interface ErrorDetail {
+  check: string;
+  path: string;
+  expected: string;
+  found: string;
+  message: string;
+}
+
+export interface Flag {
+  check: string;
+  field: string;
+  severity: 'error' | 'warning';
+  detail: string;
+}
+
+export type HintSource = 'schema' | 'integrity' | 'content';
+
+export interface Hint {
+  source: HintSource;
+  check: string;
+  path: string;
+  expected: string;
+  found: string;
+}
+
+export type NextAction = Record<string, string>;
+
+/**
+ * The verdict: everything in the response that verification decides. The
+ * service adds verification_id, hashes, verified_at, verifier_version and the
+ * signature blocks around it (see src/core/response.ts and src/receipts/).
+ */
+export interface Verdict {
+  result: 'pass' | 'fail';
+  blocking_checks: string[];
+  next_actions: NextAction[];
+  task_id: string;
+  agent_id: string | null;
+  enforce_rules: boolean;
+  strict_content_check: boolean;
+  errors: string[];
+  errors_total: number;
+  errors_omitted: number;
+  errors_detail: ErrorDetail[];
+  errors_detail_total: number;
+  errors_detail_omitted: number;
+  flags: Flag[];
+  flags_total: number;
+  flags_omitted: number;
+  hints: Hint[];
+  hints_total: number;
+  hints_omitted: number;
+  schema_compliance: Score;
+  integrity_checks: Score;
+  overall: Score;
+}

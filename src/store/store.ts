@@ -1,0 +1,109 @@
+/**
+ * @module The store interface. SQLite (embedded default) and PostgreSQL (scale-out)
+ * implement the same semantics: an exact allowance counter under concurrency
+ * (also across processes sharing one database), receipts durable before a response
+ * is sent, per-agent reputation queries, and exactly-once payment reservations.
+ */
+
+/** One stored verification: the exact signed receipt text plus indexed columns. */
+export interface ReceiptRecord {
+  verificationId: string;
+  agentId: string | null;
+  taskId: string;
+  result: 'pass' | 'fail';
+  overallRatio: number;
+  /** RFC 3339 UTC. */
+  verifiedAt: string;
+  keyVersion: string;
+  /** The full signed response exactly as sent to the client (byte-identical on read). */
+  receipt: string;
+}
+
+export interface AllowanceState {
+  /** Whether this call was granted (consume) or would be (peek). */
+  allowed: boolean;
+  limit: number;
+  used: number;
+  remaining: number;
+}
+
+export interface HistoryEntry {
+  verification_id: string;
+  task_id: string;
+  result: 'pass' | 'fail';
+  overall_ratio: number;
+  verified_at: string;
+}
+
+export interface ReputationPage {
+  agent_id: string;
+  verifications: number;
+  passes: number;
+  fails: number;
+  /** passes / verifications rounded to 6 decimals; 0 when none. */
+  pass_rate: number;
+  first_seen: string | null;
+  last_seen: string | null;
+  history: HistoryEntry[];
+  /** Opaque cursor for the next (older) page, null at the end. */
+  next_cursor: string | null;
+}
+
+export interface PaymentKey {
+  network: string;
+  payer: string;
+  /** EVM: the EIP-3009 nonce; Solana: the transaction signature. */
+  nonce: string;
+}
+
+export type PaymentEventKind = 'verified' | 'settled' | 'settle_failed' | 'verify_failed' | 'released' | 'replay_rejected';
+
+export interface PaymentEvent {
+  key: PaymentKey;
+  kind: PaymentEventKind;
+  route: string;
+  amount: string;
+  verificationId: string | null;
+  /** RFC 3339 UTC. */
+  at: string;
+  /** Facilitator transaction hash or error reason; never secrets. */
+  detail: string | null;
+}
+
+export interface Store {
+  /** Create or upgrade the schema (versioned migrations). Idempotent. */
+  migrate(): Promise<void>;
+
+  /**
+   * Atomically take one unit of `clientKey`'s allowance for `day` (YYYY-MM-DD, UTC).
+   * Exactly `limit` calls per day succeed, even under concurrency and across processes.
+   */
+  consumeAllowance(clientKey: string, day: string, limit: number): Promise<AllowanceState>;
+  /** Read without consuming. */
+  peekAllowance(clientKey: string, day: string, limit: number): Promise<AllowanceState>;
+  /** Give one unit back (the work failed after the unit was taken). Never below zero. */
+  refundAllowance(clientKey: string, day: string): Promise<void>;
+
+  /** Durably store a receipt; resolves only once it is committed. */
+  saveReceipt(record: ReceiptRecord): Promise<void>;
+  /** The exact stored receipt text, or null. */
+  getReceipt(verificationId: string): Promise<string | null>;
+
+  /** Counts and newest-first history of an agent, paged by cursor. */
+  reputation(agentId: string, page: { limit: number; cursor?: string | null }): Promise<ReputationPage>;
+  /** Every (result, verified_at) of an agent, for the trust score. Oldest first. */
+  agentResults(agentId: string): Promise<Array<{ result: 'pass' | 'fail'; verifiedAt: string }>>;
+
+  /** Reserve a payment key; false when it was already reserved or used (replay). */
+  reservePayment(key: PaymentKey): Promise<boolean>;
+  /** Release a reservation (settlement failed), so the same authorization may be retried. */
+  releasePayment(key: PaymentKey): Promise<void>;
+  /** Append to the payment ledger. */
+  recordPaymentEvent(event: PaymentEvent): Promise<void>;
+  /** The ledger, for tests and operators. */
+  paymentEvents(filter?: { verificationId?: string }): Promise<PaymentEvent[]>;
+
+  /** True when the database answers. */
+  health(): Promise<boolean>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,11 @@
+/** @module Test runner config: tests live beside the code (src/**\/*.test.ts) plus cross-cutting ones in test/. */
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+  },
+});
