@@ -1,0 +1,52 @@
+#!/usr/bin/env node
+/**
+ * @module The `aov` command line: one binary for everything a user does locally
+ * (SPEC §7). Each subcommand lives in its own module and is loaded on demand,
+ * so `aov verify` does not pay for the server's imports.
+ */
+import type { CliIO } from './io.js';
+import { defaultIO } from './io.js';
+
+type CommandModule = { run(argv: string[], io: CliIO): Promise<number> };
+
+const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
+  serve: { summary: 'run the HTTP + MCP service', load: () => import('./serve.js') },
+  verify: { summary: 'verify an output offline (exit 0 pass, 1 fail, 2 invalid/usage)', load: () => import('./verify.js') },
+  keys: { summary: 'generate | list | rotate signing keys', load: () => import('./keys.js') },
+  'request-hash': { summary: 'print the request_hash of a request file', load: () => import('./request-hash.js') },
+  receipt: { summary: 'receipt verify: check a signed receipt offline', load: () => import('./receipt.js') },
+};
+
+function usage(): string {
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(14)} ${c.summary}`);
+  return `usage: aov <command> [options]\n\ncommands:\n${lines.join('\n')}\n\nRun 'aov <command> --help' for a command's options.\n`;
+}
+
+export async function main(argv: string[], io: CliIO = defaultIO): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    io.stdout(usage());
+    return name ? 0 : 2;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    io.stderr(`aov: unknown command '${name}'\n${usage()}`);
+    return 2;
+  }
+  const mod = await command.load();
+  return mod.run(rest, io);
+}
+
+const invokedDirectly = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
+if (invokedDirectly || process.argv[1]?.endsWith('/aov')) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      // Never a stack trace to the user; the message is enough to act on.
+      process.stderr.write(`aov: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = 2;
+    },
+  );
+}
