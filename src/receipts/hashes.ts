@@ -1,0 +1,101 @@
+/**
+ * @module The four receipt hashes of SPEC §5.1: SHA-256 (lowercase hex) of the
+ * UTF-8 bytes of the JCS form of the output, the schema, the rules/bounds as
+ * supplied, and the whole request with every default filled in.
+ *
+ * The output and schema are usually the largest parts of a request, so their
+ * canonical strings are computed once and spliced into the canonical request
+ * instead of canonicalizing them twice. This is exact JCS because the eight
+ * request keys are written in UTF-16 code-unit order.
+ */
+import { createHash } from 'node:crypto';
+import type { Bound, Json, ParsedRequest, Rule, VerificationRequest } from '../core/types.js';
+import { canonicalize } from './jcs.js';
+
+export interface ReceiptHashes {
+  output_hash: string;
+  schema_hash: string;
+  rules_hash: string;
+  request_hash: string;
+}
+
+/** SHA-256 of the UTF-8 bytes of `text`, lowercase hex. */
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** A rule with exactly the SPEC §5.1 keys, defaults filled in. */
+function fullRule(rule: Rule): Record<string, Json> {
+  return {
+    type: rule.type,
+    field: rule.field,
+    equals_field: rule.equals_field ?? null,
+    equals: rule.equals ?? null,
+    other_field: rule.other_field ?? null,
+    value: rule.value ?? null,
+    in_field: rule.in_field ?? null,
+    values: rule.values ?? null,
+    tolerance: rule.tolerance ?? 1e-9,
+    if_present: rule.if_present ?? false,
+  };
+}
+
+function fullBound(bound: Bound): Record<string, Json> {
+  return { min: bound.min ?? null, max: bound.max ?? null, if_present: bound.if_present ?? false };
+}
+
+function canonicalRules(rules: Rule[] | null): string {
+  if (!rules || rules.length === 0) return 'null';
+  return canonicalize(rules.map(fullRule));
+}
+
+function canonicalBounds(bounds: Record<string, Bound> | null): string {
+  if (!bounds) return 'null';
+  const keys = Object.keys(bounds);
+  if (keys.length === 0) return 'null';
+  const full: Record<string, Json> = {};
+  for (const key of keys) full[key] = fullBound(bounds[key]);
+  return canonicalize(full);
+}
+
+function spliceRequest(request: VerificationRequest, schemaCanonical: string, outputCanonical: string): string {
+  // Keys in UTF-16 code-unit order: agent_id < bounds < enforce_rules < expected_schema
+  // < rules < strict_content_check < submitted_output < task_id.
+  return (
+    `{"agent_id":${canonicalize(request.agent_id ?? null)}` +
+    `,"bounds":${canonicalBounds(request.bounds)}` +
+    `,"enforce_rules":${request.enforce_rules === true}` +
+    `,"expected_schema":${schemaCanonical}` +
+    `,"rules":${canonicalRules(request.rules)}` +
+    `,"strict_content_check":${request.strict_content_check === true}` +
+    `,"submitted_output":${outputCanonical}` +
+    `,"task_id":${canonicalize(request.task_id)}}`
+  );
+}
+
+/**
+ * The canonical (JCS) form of a request with every default filled in: exactly
+ * the eight hashed fields, `detail` excluded (SPEC §5.1). Its SHA-256 is the
+ * request_hash.
+ */
+export function canonicalRequest(request: VerificationRequest): string {
+  return spliceRequest(request, canonicalize(request.expected_schema), canonicalize(request.submitted_output));
+}
+
+/** The canonical form hashed into rules_hash: bounds and rules exactly as supplied. */
+export function canonicalRulesAndBounds(suppliedBounds: Json | undefined, suppliedRules: Json | undefined): string {
+  return `{"bounds":${canonicalize(suppliedBounds ?? null)},"rules":${canonicalize(suppliedRules ?? null)}}`;
+}
+
+/** All four hashes of a parsed request (SPEC §5.1). */
+export function computeHashes(parsed: ParsedRequest): ReceiptHashes {
+  const { request } = parsed;
+  const outputCanonical = canonicalize(request.submitted_output);
+  const schemaCanonical = canonicalize(request.expected_schema);
+  return {
+    output_hash: sha256Hex(outputCanonical),
+    schema_hash: sha256Hex(schemaCanonical),
+    rules_hash: sha256Hex(canonicalRulesAndBounds(parsed.suppliedBounds, parsed.suppliedRules)),
+    request_hash: sha256Hex(spliceRequest(request, schemaCanonical, outputCanonical)),
+  };
+}
