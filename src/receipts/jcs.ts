@@ -19,6 +19,9 @@ export class JcsError extends Error {
 
 const canonicalizeImpl = canonicalizeLib as unknown as (value: unknown) => string | undefined;
 
+// ES2024 String.prototype.isWellFormed (Node 20+); the project's lib setting predates it.
+const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
 function describe(path: string): string {
   return path === '' ? 'the value' : `the value at ${path}`;
 }
@@ -33,7 +36,7 @@ function assertIJson(value: unknown, path: string, depth: number): void {
   if (depth > 10_000) throw new JcsError('JCS: value is nested too deeply');
   switch (typeof value) {
     case 'string':
-      if (!value.isWellFormed()) throw new JcsError(`JCS: ${describe(path)} holds a lone surrogate`);
+      if (!isWellFormed(value)) throw new JcsError(`JCS: ${describe(path)} holds a lone surrogate`);
       return;
     case 'number':
       if (!Number.isFinite(value)) throw new JcsError(`JCS: ${describe(path)} is not a finite number`);
@@ -54,7 +57,7 @@ function assertIJson(value: unknown, path: string, depth: number): void {
         throw new JcsError(`JCS: ${describe(path)} is not a plain JSON object`);
       }
       for (const key of Object.keys(value)) {
-        if (!key.isWellFormed()) throw new JcsError(`JCS: a key in ${describe(path)} holds a lone surrogate`);
+        if (!isWellFormed(key)) throw new JcsError(`JCS: a key in ${describe(path)} holds a lone surrogate`);
         assertIJson((value as Record<string, unknown>)[key], `${path}.${key}`, depth + 1);
       }
       return;
