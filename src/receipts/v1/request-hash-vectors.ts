@@ -37,6 +37,11 @@ const VECTOR_TEXTS: Array<{ request: string; canonical: string; request_hash: st
   },
 ];
 
+/** The vectors with each request as the original JSON text (e.g. `10.0`, `1e+21` spelled as sent). */
+export function requestHashVectorTexts(): Array<{ request: string; canonical: string; request_hash: string }> {
+  return VECTOR_TEXTS.map((v) => ({ ...v }));
+}
+
 /** Fresh copies each call, so no caller can alter the published vectors. */
 export function requestHashVectors(): RequestHashVector[] {
   return VECTOR_TEXTS.map((v) => ({

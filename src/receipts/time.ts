@@ -1,0 +1,15 @@
+/** @module RFC 3339 UTC timestamps at whole-second precision, the form of `verified_at` and key validity windows. */
+
+/** `2026-01-31T12:00:00Z`: the instant truncated to the second. */
+export function rfc3339Seconds(date: Date): string {
+  return `${date.toISOString().slice(0, 19)}Z`;
+}
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** Milliseconds since the epoch of an RFC 3339 timestamp; undefined when it is not one. */
+export function parseRfc3339(text: unknown): number | undefined {
+  if (typeof text !== 'string' || !RFC3339.test(text)) return undefined;
+  const ms = Date.parse(text);
+  return Number.isFinite(ms) ? ms : undefined;
+}

@@ -1,0 +1,119 @@
+/**
+ * @module Receipt signatures, wire version 1 (SPEC §5.2). A signed response
+ * ends with a `verify` block (how to check it) and an `attestation` block (the
+ * Ed25519 signature over the JCS form of a fixed envelope holding the whole
+ * response without `attestation`). The envelope layout and the context
+ * strings are wire format: a change needs a new version, not an edit.
+ */
+import type { KeyRing } from '../key-ring.js';
+import { canonicalize } from '../jcs.js';
+import { parseRfc3339 } from '../time.js';
+
+export const ATTESTATION_CONTEXTS = {
+  verify: 'json-schema-verifier/verify-schema-attestation/v1',
+  score: 'json-schema-verifier/trust-score-attestation/v1',
+} as const;
+
+export type AttestationContext = keyof typeof ATTESTATION_CONTEXTS;
+
+export const SIGNATURE_ALGORITHM = 'Ed25519';
+export const CANONICALIZATION = 'RFC 8785 (JCS)';
+export const HASH_ALGORITHM = 'SHA-256';
+
+export interface VerifyBlock {
+  public_key_url: string;
+  key_version: string;
+  canonicalization: typeof CANONICALIZATION;
+  hash_algorithm: typeof HASH_ALGORITHM;
+  service: string;
+  mcp: string;
+}
+
+export interface AttestationBlock {
+  algorithm: typeof SIGNATURE_ALGORITHM;
+  key_version: string;
+  timestamp: string;
+  signature: string;
+}
+
+export type SignedResponse<T extends Record<string, unknown> = Record<string, unknown>> = Omit<T, 'verify' | 'attestation'> & {
+  verify: VerifyBlock;
+  attestation: AttestationBlock;
+};
+
+/**
+ * The exact text that is signed: JCS of
+ * `{context, algorithm, key_version, attested_at, response}`, where `response`
+ * is the whole response without `attestation`.
+ */
+export function signingInput(
+  unsignedResponse: Record<string, unknown>,
+  context: AttestationContext,
+  keyVersion: string,
+  timestamp: string,
+): string {
+  // Splice the response's canonical form into the envelope, whose keys are
+  // already in UTF-16 order (algorithm < attested_at < context < key_version < response).
+  return (
+    `{"algorithm":"${SIGNATURE_ALGORITHM}"` +
+    `,"attested_at":${canonicalize(timestamp)}` +
+    `,"context":${canonicalize(ATTESTATION_CONTEXTS[context])}` +
+    `,"key_version":${canonicalize(keyVersion)}` +
+    `,"response":${canonicalize(unsignedResponse)}}`
+  );
+}
+
+export interface AttestorOptions {
+  keyRing: KeyRing;
+  /** Public name of the service, e.g. `agent-output-verifier`. */
+  serviceName: string;
+  /** Public base URL without a trailing slash, e.g. `https://verifier.example.com`. */
+  baseUrl: string;
+}
+
+export interface AttachOptions {
+  context: AttestationContext;
+  /** RFC 3339 UTC; for `verify` responses it must equal `verified_at`. */
+  timestamp: string;
+}
+
+export interface Attestor {
+  attach<T extends Record<string, unknown>>(response: T, options: AttachOptions): SignedResponse<T>;
+}
+
+export function createAttestor(options: AttestorOptions): Attestor {
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const publicKeyUrl = `${baseUrl}/.well-known/agent-card.json`;
+  const mcpUrl = `${baseUrl}/mcp`;
+  return {
+    attach(response, { context, timestamp }) {
+      if (!(context in ATTESTATION_CONTEXTS)) throw new Error(`unknown attestation context '${String(context)}'`);
+      if (parseRfc3339(timestamp) === undefined) throw new Error('the attestation timestamp must be an RFC 3339 date-time');
+      if (context === 'verify' && 'verified_at' in response && response.verified_at !== timestamp) {
+        throw new Error('verified_at must equal the attestation timestamp');
+      }
+      const signer = options.keyRing.signer();
+      const unsigned: Record<string, unknown> = { ...response };
+      // Re-signing replaces the blocks, and they always come last.
+      delete unsigned.verify;
+      delete unsigned.attestation;
+      unsigned.verify = {
+        public_key_url: publicKeyUrl,
+        key_version: signer.keyVersion,
+        canonicalization: CANONICALIZATION,
+        hash_algorithm: HASH_ALGORITHM,
+        service: options.serviceName,
+        mcp: mcpUrl,
+      } satisfies VerifyBlock;
+      const input = signingInput(unsigned, context, signer.keyVersion, timestamp);
+      const signature = signer.sign(Buffer.from(input, 'utf8')).toString('base64');
+      unsigned.attestation = {
+        algorithm: SIGNATURE_ALGORITHM,
+        key_version: signer.keyVersion,
+        timestamp,
+        signature,
+      } satisfies AttestationBlock;
+      return unsigned as SignedResponse<typeof response>;
+    },
+  };
+}
