@@ -96,8 +96,10 @@ export interface Store {
 
   /** Reserve a payment key; false when it was already reserved or used (replay). */
   reservePayment(key: PaymentKey): Promise<boolean>;
-  /** Release a reservation (settlement failed), so the same authorization may be retried. */
+  /** Release a reservation (settlement failed), so the same authorization may be retried. A settled key is never released. */
   releasePayment(key: PaymentKey): Promise<void>;
+  /** Mark a reservation settled: the key then stays used for good (release no longer frees it). */
+  settlePayment(key: PaymentKey): Promise<void>;
   /** Append to the payment ledger. */
   recordPaymentEvent(event: PaymentEvent): Promise<void>;
   /** The ledger, for tests and operators. */

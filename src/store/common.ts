@@ -1,0 +1,84 @@
+/**
+ * @module Pieces shared by the SQLite and PostgreSQL stores, so both give the
+ * same answers: argument checks, the opaque history cursor, the allowance
+ * state arithmetic and the ordering key of a receipt.
+ */
+import { invalidRequest } from '../errors.js';
+import type { AllowanceState, PaymentKey } from './store.js';
+
+const DAY_RE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
+
+/** Days are computed by the service, so a bad one is a programming error, not a client error. */
+export function assertDay(day: string): void {
+  if (typeof day !== 'string' || !DAY_RE.test(day)) throw new TypeError(`day must be YYYY-MM-DD, got ${JSON.stringify(day)}`);
+}
+
+export function assertLimit(limit: number): void {
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new TypeError(`allowance limit must be a non-negative integer, got ${limit}`);
+}
+
+export function assertPaymentKey(key: PaymentKey): void {
+  for (const part of ['network', 'payer', 'nonce'] as const) {
+    if (typeof key?.[part] !== 'string' || key[part].length === 0) throw new TypeError(`payment key ${part} must be a non-empty string`);
+  }
+}
+
+export function allowanceState(allowed: boolean, limit: number, used: number): AllowanceState {
+  return { allowed, limit, used, remaining: Math.max(0, limit - used) };
+}
+
+/**
+ * History is ordered by the instant (epoch milliseconds) rather than by the
+ * RFC 3339 text, because text order breaks when fractional seconds are present
+ * on some rows and not others ("…00.5Z" sorts before "…00Z").
+ */
+export function verifiedMs(verifiedAt: string): number {
+  const ms = Date.parse(verifiedAt);
+  if (!Number.isFinite(ms)) throw new TypeError(`verifiedAt is not an RFC 3339 timestamp: ${JSON.stringify(verifiedAt)}`);
+  return ms;
+}
+
+export function assertReceipt(record: { verificationId: string; taskId: string; result: string; overallRatio: number; keyVersion: string; receipt: string }): void {
+  if (typeof record.verificationId !== 'string' || record.verificationId.length === 0) throw new TypeError('verificationId must be a non-empty string');
+  if (record.result !== 'pass' && record.result !== 'fail') throw new TypeError(`result must be pass or fail, got ${JSON.stringify(record.result)}`);
+  if (typeof record.overallRatio !== 'number' || !Number.isFinite(record.overallRatio)) throw new TypeError('overallRatio must be a finite number');
+  if (typeof record.receipt !== 'string') throw new TypeError('receipt must be a string');
+}
+
+export interface HistoryCursor {
+  ms: number;
+  id: string;
+}
+
+/** Opaque to clients: base64url of `[ms, verification_id]` of the last row of the previous page. */
+export function encodeCursor(c: HistoryCursor): string {
+  return Buffer.from(JSON.stringify([c.ms, c.id]), 'utf8').toString('base64url');
+}
+
+/** A cursor comes from a client, so a bad one is a 422 on the `cursor` field. */
+export function decodeCursor(cursor: string): HistoryCursor {
+  const bad = () =>
+    invalidRequest([{ field: 'cursor', problem: 'is not a cursor returned by this service', fix: 'pass next_cursor from a previous page, or omit it for the first page' }]);
+  if (typeof cursor !== 'string' || cursor.length === 0 || cursor.length > 512 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw bad();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw bad();
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2 || !Number.isSafeInteger(parsed[0]) || typeof parsed[1] !== 'string') throw bad();
+  return { ms: parsed[0] as number, id: parsed[1] as string };
+}
+
+export const MAX_PAGE_LIMIT = 1000;
+
+export function assertPageLimit(limit: number): void {
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
+    throw invalidRequest([{ field: 'limit', problem: `must be an integer from 1 to ${MAX_PAGE_LIMIT}`, fix: `pass a limit between 1 and ${MAX_PAGE_LIMIT}` }]);
+  }
+}
+
+/** passes / verifications rounded to 6 decimals; 0 when none (SPEC §6 reputation). */
+export function passRate(passes: number, verifications: number): number {
+  return verifications === 0 ? 0 : Math.round((passes / verifications) * 1e6) / 1e6;
+}

@@ -1,0 +1,39 @@
+/**
+ * @module Picks the store from configuration: a postgres:// or postgresql:// URL
+ * selects PostgreSQL (stateless instances, any number); anything else is the
+ * embedded SQLite file `<dataDir>/verifier.db`.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { createPostgresStore } from './postgres.js';
+import { createSqliteStore } from './sqlite.js';
+import type { Store } from './store.js';
+
+export type { AllowanceState, HistoryEntry, PaymentEvent, PaymentEventKind, PaymentKey, ReceiptRecord, ReputationPage, Store } from './store.js';
+export { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from './postgres.js';
+export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './sqlite.js';
+
+export interface OpenStoreOptions {
+  /** A PostgreSQL URL; null/undefined/empty selects SQLite. */
+  databaseUrl?: string | null;
+  /** Directory for the SQLite file (created when missing). */
+  dataDir: string;
+  /** PostgreSQL pool size per instance. */
+  poolSize?: number;
+}
+
+export function isPostgresUrl(url: string | null | undefined): url is string {
+  return typeof url === 'string' && /^postgres(ql)?:\/\//i.test(url);
+}
+
+/** Opens and migrates the configured store. */
+export async function openStore(options: OpenStoreOptions): Promise<Store> {
+  if (isPostgresUrl(options.databaseUrl)) {
+    return createPostgresStore({ connectionString: options.databaseUrl, poolSize: options.poolSize });
+  }
+  if (options.databaseUrl) {
+    throw new TypeError('database URL must start with postgres:// or postgresql:// (leave it unset for the embedded SQLite store)');
+  }
+  mkdirSync(options.dataDir, { recursive: true });
+  return createSqliteStore({ file: join(options.dataDir, 'verifier.db') });
+}

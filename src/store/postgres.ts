@@ -1,0 +1,341 @@
+/**
+ * @module The scale-out store: PostgreSQL through a connection URL, so any
+ * number of stateless instances can share it. Every decision that must be exact
+ * across instances is one statement (allowance: INSERT … ON CONFLICT … DO UPDATE
+ * … WHERE used < limit; payments: INSERT … ON CONFLICT DO NOTHING), and a
+ * receipt's INSERT is committed with synchronous_commit=on before it resolves.
+ */
+import { createRequire } from 'node:module';
+import {
+  allowanceState,
+  assertDay,
+  assertLimit,
+  assertPageLimit,
+  assertPaymentKey,
+  assertReceipt,
+  decodeCursor,
+  encodeCursor,
+  passRate,
+  verifiedMs,
+} from './common.js';
+import { POSTGRES_MIGRATIONS, type PgMigration } from './migrations/postgres.js';
+import type { AllowanceState, PaymentEvent, PaymentEventKind, PaymentKey, ReceiptRecord, ReputationPage, Store } from './store.js';
+
+/** The part of the `pg` API this store uses (the package ships no types). */
+interface PgQueryResult<R> {
+  rows: R[];
+  rowCount: number | null;
+}
+interface PgQueryable {
+  query<R = Record<string, unknown>>(text: string, values?: unknown[]): Promise<PgQueryResult<R>>;
+}
+interface PgPoolClient extends PgQueryable {
+  release(err?: Error | boolean): void;
+}
+interface PgPool extends PgQueryable {
+  connect(): Promise<PgPoolClient>;
+  end(): Promise<void>;
+  on(event: 'error', listener: (err: Error) => void): void;
+}
+type PgPoolConstructor = new (config: { connectionString: string; max?: number; application_name?: string }) => PgPool;
+
+export interface PostgresStoreOptions {
+  /** postgres:// or postgresql:// URL. */
+  connectionString: string;
+  /** Schema holding the tables (default `public`); created by migrate() when missing. */
+  schema?: string;
+  /** Connections per instance (default 10). */
+  poolSize?: number;
+  /** Errors of idle pooled connections (e.g. the server restarted); the next query reconnects. */
+  onIdleError?: (err: Error) => void;
+}
+
+export interface PostgresStore extends Store {
+  readonly schema: string;
+  appliedMigrations(): Promise<number[]>;
+  /** Drop the whole schema (tests use a throwaway schema per run). Refuses `public`. */
+  dropSchema(): Promise<void>;
+}
+
+const require = createRequire(import.meta.url);
+const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
+/** First key of the two-int advisory lock taken while migrating; the second is hashtext(schema). */
+const MIGRATION_LOCK_NAMESPACE = 0x414f56; // "AOV"
+
+export async function createPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
+  const schema = options.schema ?? 'public';
+  if (!SCHEMA_RE.test(schema)) throw new TypeError(`schema must match ${SCHEMA_RE}, got ${JSON.stringify(schema)}`);
+  const q = `"${schema}"`;
+  const pg = require('pg') as { Pool: PgPoolConstructor };
+  const pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10, application_name: 'agent-output-verifier' });
+  // Without a listener an idle connection dropped by the server would crash the process.
+  pool.on('error', options.onIdleError ?? (() => {}));
+  let closed = false;
+
+  async function migrate(): Promise<void> {
+    await withTransaction(pool, async (c) => {
+      // Concurrent instances starting together queue here instead of racing on CREATE TABLE.
+      await c.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [MIGRATION_LOCK_NAMESPACE, schema]);
+      await c.query(`CREATE SCHEMA IF NOT EXISTS ${q}`);
+      await c.query(`CREATE TABLE IF NOT EXISTS ${q}.schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
+      const applied = new Set((await c.query<{ version: number }>(`SELECT version FROM ${q}.schema_migrations`)).rows.map((r) => r.version));
+      for (const m of POSTGRES_MIGRATIONS as readonly PgMigration[]) {
+        if (applied.has(m.version)) continue;
+        await c.query(m.sql(q));
+        await c.query(`INSERT INTO ${q}.schema_migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
+      }
+    });
+  }
+
+  async function readUsed(clientKey: string, day: string): Promise<number> {
+    const r = await pool.query<{ used: number }>(`SELECT used FROM ${q}.allowance WHERE client_key = $1 AND day = $2`, [clientKey, day]);
+    return r.rows[0]?.used ?? 0;
+  }
+
+  const historyCols = 'verification_id, task_id, result, overall_ratio, verified_at, verified_ms';
+
+  const store: PostgresStore = {
+    schema,
+    migrate,
+
+    async appliedMigrations() {
+      return (await pool.query<{ version: number }>(`SELECT version FROM ${q}.schema_migrations ORDER BY version`)).rows.map((r) => r.version);
+    },
+
+    async dropSchema() {
+      if (schema === 'public') throw new Error('refusing to drop the public schema');
+      await pool.query(`DROP SCHEMA IF EXISTS ${q} CASCADE`);
+    },
+
+    async consumeAllowance(clientKey: string, day: string, limit: number): Promise<AllowanceState> {
+      assertDay(day);
+      assertLimit(limit);
+      if (limit === 0) return store.peekAllowance(clientKey, day, limit);
+      // The conflicting row is locked and the WHERE re-checked on its latest version: exactly `limit` succeed.
+      const r = await pool.query<{ used: number }>(
+        `INSERT INTO ${q}.allowance AS a (client_key, day, used) VALUES ($1, $2, 1)
+         ON CONFLICT (client_key, day) DO UPDATE SET used = a.used + 1 WHERE a.used < $3
+         RETURNING used`,
+        [clientKey, day, limit],
+      );
+      if (r.rows.length === 1) return allowanceState(true, limit, r.rows[0].used);
+      return allowanceState(false, limit, await readUsed(clientKey, day));
+    },
+
+    async peekAllowance(clientKey: string, day: string, limit: number): Promise<AllowanceState> {
+      assertDay(day);
+      assertLimit(limit);
+      const used = await readUsed(clientKey, day);
+      return allowanceState(used < limit, limit, used);
+    },
+
+    async refundAllowance(clientKey: string, day: string): Promise<void> {
+      assertDay(day);
+      await pool.query(`UPDATE ${q}.allowance SET used = used - 1 WHERE client_key = $1 AND day = $2 AND used > 0`, [clientKey, day]);
+    },
+
+    async saveReceipt(record: ReceiptRecord): Promise<void> {
+      assertReceipt(record);
+      const ms = verifiedMs(record.verifiedAt);
+      await withTransaction(pool, async (c) => {
+        // The server default may have been relaxed; a receipt must be on disk before the client sees it.
+        await c.query('SET LOCAL synchronous_commit = on');
+        await c.query(
+          `INSERT INTO ${q}.receipts (verification_id, agent_id, task_id, result, overall_ratio, verified_at, verified_ms, key_version, receipt)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+          [record.verificationId, record.agentId, record.taskId, record.result, record.overallRatio, record.verifiedAt, ms, record.keyVersion, record.receipt],
+        );
+      });
+    },
+
+    async getReceipt(verificationId: string): Promise<string | null> {
+      const r = await pool.query<{ receipt: string }>(`SELECT receipt FROM ${q}.receipts WHERE verification_id = $1`, [verificationId]);
+      return r.rows[0]?.receipt ?? null;
+    },
+
+    async reputation(agentId: string, page: { limit: number; cursor?: string | null }): Promise<ReputationPage> {
+      assertPageLimit(page.limit);
+      const cursor = page.cursor ? decodeCursor(page.cursor) : null;
+      // REPEATABLE READ: counts and the page come from one snapshot.
+      return withTransaction(
+        pool,
+        async (c) => {
+          const counts = (
+            await c.query<{ verifications: string; passes: string }>(
+              `SELECT count(*) AS verifications, count(*) FILTER (WHERE result = 'pass') AS passes FROM ${q}.receipts WHERE agent_id = $1`,
+              [agentId],
+            )
+          ).rows[0];
+          const verifications = Number(counts.verifications);
+          const passes = Number(counts.passes);
+          let firstSeen: string | null = null;
+          let lastSeen: string | null = null;
+          if (verifications > 0) {
+            const edges = await c.query<{ first_seen: string; last_seen: string }>(
+              `SELECT
+                 (SELECT verified_at FROM ${q}.receipts WHERE agent_id = $1 ORDER BY verified_ms ASC, verification_id ASC LIMIT 1) AS first_seen,
+                 (SELECT verified_at FROM ${q}.receipts WHERE agent_id = $1 ORDER BY verified_ms DESC, verification_id DESC LIMIT 1) AS last_seen`,
+              [agentId],
+            );
+            firstSeen = edges.rows[0].first_seen;
+            lastSeen = edges.rows[0].last_seen;
+          }
+          const rows = (
+            cursor
+              ? await c.query<HistoryRow>(
+                  `SELECT ${historyCols} FROM ${q}.receipts
+                   WHERE agent_id = $1 AND (verified_ms, verification_id) < ($2::bigint, $3::text)
+                   ORDER BY verified_ms DESC, verification_id DESC LIMIT $4`,
+                  [agentId, cursor.ms, cursor.id, page.limit + 1],
+                )
+              : await c.query<HistoryRow>(
+                  `SELECT ${historyCols} FROM ${q}.receipts WHERE agent_id = $1
+                   ORDER BY verified_ms DESC, verification_id DESC LIMIT $2`,
+                  [agentId, page.limit + 1],
+                )
+          ).rows;
+          const more = rows.length > page.limit;
+          const pageRows = more ? rows.slice(0, page.limit) : rows;
+          const last = pageRows[pageRows.length - 1];
+          return {
+            agent_id: agentId,
+            verifications,
+            passes,
+            fails: verifications - passes,
+            pass_rate: passRate(passes, verifications),
+            first_seen: firstSeen,
+            last_seen: lastSeen,
+            history: pageRows.map((r) => ({
+              verification_id: r.verification_id,
+              task_id: r.task_id,
+              result: r.result,
+              overall_ratio: r.overall_ratio,
+              verified_at: r.verified_at,
+            })),
+            next_cursor: more && last ? encodeCursor({ ms: Number(last.verified_ms), id: last.verification_id }) : null,
+          };
+        },
+        'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
+      );
+    },
+
+    async agentResults(agentId: string) {
+      const r = await pool.query<{ result: 'pass' | 'fail'; verified_at: string }>(
+        `SELECT result, verified_at FROM ${q}.receipts WHERE agent_id = $1 ORDER BY verified_ms ASC, verification_id ASC`,
+        [agentId],
+      );
+      return r.rows.map((row) => ({ result: row.result, verifiedAt: row.verified_at }));
+    },
+
+    async reservePayment(key: PaymentKey): Promise<boolean> {
+      assertPaymentKey(key);
+      const r = await pool.query(
+        `INSERT INTO ${q}.payments (network, payer, nonce, status) VALUES ($1, $2, $3, 'reserved') ON CONFLICT (network, payer, nonce) DO NOTHING`,
+        [key.network, key.payer, key.nonce],
+      );
+      return r.rowCount === 1;
+    },
+
+    async releasePayment(key: PaymentKey): Promise<void> {
+      assertPaymentKey(key);
+      await pool.query(`DELETE FROM ${q}.payments WHERE network = $1 AND payer = $2 AND nonce = $3 AND status = 'reserved'`, [key.network, key.payer, key.nonce]);
+    },
+
+    async settlePayment(key: PaymentKey): Promise<void> {
+      assertPaymentKey(key);
+      await pool.query(`UPDATE ${q}.payments SET status = 'settled', updated_at = now() WHERE network = $1 AND payer = $2 AND nonce = $3`, [
+        key.network,
+        key.payer,
+        key.nonce,
+      ]);
+    },
+
+    async recordPaymentEvent(event: PaymentEvent): Promise<void> {
+      assertPaymentKey(event.key);
+      await pool.query(
+        `INSERT INTO ${q}.payment_events (network, payer, nonce, kind, route, amount, verification_id, at, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [event.key.network, event.key.payer, event.key.nonce, event.kind, event.route, event.amount, event.verificationId, event.at, event.detail],
+      );
+    },
+
+    async paymentEvents(filter?: { verificationId?: string }): Promise<PaymentEvent[]> {
+      const r =
+        filter?.verificationId !== undefined
+          ? await pool.query<EventRow>(`SELECT * FROM ${q}.payment_events WHERE verification_id = $1 ORDER BY id ASC`, [filter.verificationId])
+          : await pool.query<EventRow>(`SELECT * FROM ${q}.payment_events ORDER BY id ASC`);
+      return r.rows.map(toEvent);
+    },
+
+    async health(): Promise<boolean> {
+      if (closed) return false;
+      try {
+        return (await pool.query<{ ok: number }>('SELECT 1 AS ok')).rows[0]?.ok === 1;
+      } catch {
+        return false;
+      }
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await pool.end();
+    },
+  };
+
+  await migrate();
+  return store;
+}
+
+interface HistoryRow {
+  verification_id: string;
+  task_id: string;
+  result: 'pass' | 'fail';
+  overall_ratio: number;
+  verified_at: string;
+  /** BIGINT arrives as a string. */
+  verified_ms: string;
+}
+
+interface EventRow {
+  network: string;
+  payer: string;
+  nonce: string;
+  kind: PaymentEventKind;
+  route: string;
+  amount: string;
+  verification_id: string | null;
+  at: string;
+  detail: string | null;
+}
+
+function toEvent(r: EventRow): PaymentEvent {
+  return {
+    key: { network: r.network, payer: r.payer, nonce: r.nonce },
+    kind: r.kind,
+    route: r.route,
+    amount: r.amount,
+    verificationId: r.verification_id,
+    at: r.at,
+    detail: r.detail,
+  };
+}
+
+async function withTransaction<T>(pool: PgPool, fn: (c: PgPoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
+  const c = await pool.connect();
+  try {
+    await c.query(begin);
+    const out = await fn(c);
+    await c.query('COMMIT');
+    c.release();
+    return out;
+  } catch (err) {
+    // A failed ROLLBACK means the connection is unusable: destroy it rather than return it to the pool.
+    try {
+      await c.query('ROLLBACK');
+      c.release();
+    } catch {
+      c.release(true);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,303 @@
+/**
+ * @module The embedded store: one SQLite file in WAL mode. Several processes may
+ * share the file; SQLite serializes writers, and each allowance decision is a
+ * single statement, so the count stays exact across processes. `synchronous=FULL`
+ * by default because a receipt that reached a client must survive a crash or a
+ * power cut (see docs for the measured cost against NORMAL).
+ */
+import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import {
+  allowanceState,
+  assertDay,
+  assertLimit,
+  assertPageLimit,
+  assertPaymentKey,
+  assertReceipt,
+  decodeCursor,
+  encodeCursor,
+  passRate,
+  verifiedMs,
+} from './common.js';
+import { SQLITE_MIGRATIONS, type Migration } from './migrations/sqlite.js';
+import type { AllowanceState, HistoryEntry, PaymentEvent, PaymentEventKind, PaymentKey, ReceiptRecord, ReputationPage, Store } from './store.js';
+
+/** The part of the better-sqlite3 API this store uses (the package ships no types). */
+interface SqliteStatement {
+  run(...params: unknown[]): { changes: number; lastInsertRowid: number | bigint };
+  get(...params: unknown[]): unknown;
+  all(...params: unknown[]): unknown[];
+}
+interface SqliteDatabase {
+  readonly open: boolean;
+  prepare(sql: string): SqliteStatement;
+  exec(sql: string): void;
+  pragma(sql: string, options?: { simple?: boolean }): unknown;
+  transaction<A extends unknown[], R>(fn: (...args: A) => R): ((...args: A) => R) & { immediate(...args: A): R };
+  close(): void;
+}
+type SqliteConstructor = new (file: string, options?: { timeout?: number }) => SqliteDatabase;
+
+export interface SqliteStoreOptions {
+  /** Path of the database file; its directory is created when missing. */
+  file: string;
+  /**
+   * FULL (default) syncs the WAL on every commit, so a committed receipt survives
+   * power loss. NORMAL only survives a process crash; use it for throwaway data.
+   */
+  synchronous?: 'FULL' | 'NORMAL';
+  /** How long a writer waits for another process's lock before failing (ms). */
+  busyTimeoutMs?: number;
+}
+
+export interface SqliteStore extends Store {
+  /** Applied migration versions, ascending (for operators and tests). */
+  appliedMigrations(): Promise<number[]>;
+}
+
+const require = createRequire(import.meta.url);
+
+export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
+  const Database = require('better-sqlite3') as SqliteConstructor;
+  if (options.file !== ':memory:') mkdirSync(dirname(options.file), { recursive: true });
+  const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
+  const db = new Database(options.file, { timeout: busyTimeoutMs });
+  // busy_timeout first: switching to WAL takes a lock another process may hold.
+  db.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
+  db.pragma('foreign_keys = ON');
+
+  runMigrations(db, SQLITE_MIGRATIONS);
+  const s = prepareStatements(db);
+  let closed = false;
+
+  const nowIso = () => new Date().toISOString();
+
+  const store: SqliteStore = {
+    async migrate() {
+      runMigrations(db, SQLITE_MIGRATIONS);
+    },
+
+    async appliedMigrations() {
+      return (db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as Array<{ version: number }>).map((r) => r.version);
+    },
+
+    async consumeAllowance(clientKey: string, day: string, limit: number): Promise<AllowanceState> {
+      assertDay(day);
+      assertLimit(limit);
+      if (limit === 0) return store.peekAllowance(clientKey, day, limit);
+      // One statement: the increment and the limit test happen under the same write lock.
+      const row = s.consume.get(clientKey, day, limit) as { used: number } | undefined;
+      if (row) return allowanceState(true, limit, row.used);
+      return allowanceState(false, limit, readUsed(clientKey, day));
+    },
+
+    async peekAllowance(clientKey: string, day: string, limit: number): Promise<AllowanceState> {
+      assertDay(day);
+      assertLimit(limit);
+      const used = readUsed(clientKey, day);
+      return allowanceState(used < limit, limit, used);
+    },
+
+    async refundAllowance(clientKey: string, day: string): Promise<void> {
+      assertDay(day);
+      s.refund.run(clientKey, day);
+    },
+
+    async saveReceipt(record: ReceiptRecord): Promise<void> {
+      assertReceipt(record);
+      // Autocommit: run() returns after the commit (and, with FULL, the fsync).
+      s.insertReceipt.run(
+        record.verificationId,
+        record.agentId,
+        record.taskId,
+        record.result,
+        record.overallRatio,
+        record.verifiedAt,
+        verifiedMs(record.verifiedAt),
+        record.keyVersion,
+        record.receipt,
+      );
+    },
+
+    async getReceipt(verificationId: string): Promise<string | null> {
+      const row = s.getReceipt.get(verificationId) as { receipt: string } | undefined;
+      return row ? row.receipt : null;
+    },
+
+    async reputation(agentId: string, page: { limit: number; cursor?: string | null }): Promise<ReputationPage> {
+      assertPageLimit(page.limit);
+      const cursor = page.cursor ? decodeCursor(page.cursor) : null;
+      // One read transaction, so counts and the page come from the same snapshot.
+      return readSnapshot(() => {
+        const c = s.counts.get(agentId) as { verifications: number; passes: number | null };
+        const rows = (cursor ? s.historyAfter.all(agentId, cursor.ms, cursor.ms, cursor.id, page.limit + 1) : s.historyFirst.all(agentId, page.limit + 1)) as Array<
+          HistoryEntry & { verified_ms: number }
+        >;
+        const more = rows.length > page.limit;
+        const pageRows = more ? rows.slice(0, page.limit) : rows;
+        const last = pageRows[pageRows.length - 1];
+        const verifications = c.verifications;
+        const passes = c.passes ?? 0;
+        return {
+          agent_id: agentId,
+          verifications,
+          passes,
+          fails: verifications - passes,
+          pass_rate: passRate(passes, verifications),
+          first_seen: verifications > 0 ? (s.firstSeen.get(agentId) as { verified_at: string }).verified_at : null,
+          last_seen: verifications > 0 ? (s.lastSeen.get(agentId) as { verified_at: string }).verified_at : null,
+          history: pageRows.map((r) => ({
+            verification_id: r.verification_id,
+            task_id: r.task_id,
+            result: r.result,
+            overall_ratio: r.overall_ratio,
+            verified_at: r.verified_at,
+          })),
+          next_cursor: more && last ? encodeCursor({ ms: last.verified_ms, id: last.verification_id }) : null,
+        };
+      });
+    },
+
+    async agentResults(agentId: string) {
+      return (s.agentResults.all(agentId) as Array<{ result: 'pass' | 'fail'; verified_at: string }>).map((r) => ({ result: r.result, verifiedAt: r.verified_at }));
+    },
+
+    async reservePayment(key: PaymentKey): Promise<boolean> {
+      assertPaymentKey(key);
+      const now = nowIso();
+      return s.reserve.run(key.network, key.payer, key.nonce, now, now).changes === 1;
+    },
+
+    async releasePayment(key: PaymentKey): Promise<void> {
+      assertPaymentKey(key);
+      s.release.run(key.network, key.payer, key.nonce);
+    },
+
+    async settlePayment(key: PaymentKey): Promise<void> {
+      assertPaymentKey(key);
+      s.settle.run(nowIso(), key.network, key.payer, key.nonce);
+    },
+
+    async recordPaymentEvent(event: PaymentEvent): Promise<void> {
+      assertPaymentKey(event.key);
+      s.insertEvent.run(event.key.network, event.key.payer, event.key.nonce, event.kind, event.route, event.amount, event.verificationId, event.at, event.detail);
+    },
+
+    async paymentEvents(filter?: { verificationId?: string }): Promise<PaymentEvent[]> {
+      const rows = (filter?.verificationId !== undefined ? s.eventsFor.all(filter.verificationId) : s.events.all()) as EventRow[];
+      return rows.map(toEvent);
+    },
+
+    async health(): Promise<boolean> {
+      if (closed) return false;
+      try {
+        return (s.ping.get() as { ok: number }).ok === 1;
+      } catch {
+        return false;
+      }
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      db.close();
+    },
+  };
+
+  function readUsed(clientKey: string, day: string): number {
+    const row = s.peek.get(clientKey, day) as { used: number } | undefined;
+    return row ? row.used : 0;
+  }
+
+  function readSnapshot<T>(fn: () => T): T {
+    return db.transaction(fn)();
+  }
+
+  return store;
+}
+
+interface EventRow {
+  network: string;
+  payer: string;
+  nonce: string;
+  kind: PaymentEventKind;
+  route: string;
+  amount: string;
+  verification_id: string | null;
+  at: string;
+  detail: string | null;
+}
+
+function toEvent(r: EventRow): PaymentEvent {
+  return {
+    key: { network: r.network, payer: r.payer, nonce: r.nonce },
+    kind: r.kind,
+    route: r.route,
+    amount: r.amount,
+    verificationId: r.verification_id,
+    at: r.at,
+    detail: r.detail,
+  };
+}
+
+function prepareStatements(db: SqliteDatabase) {
+  const historyCols = 'verification_id, task_id, result, overall_ratio, verified_at, verified_ms';
+  return {
+    consume: db.prepare(
+      `INSERT INTO allowance (client_key, day, used) VALUES (?, ?, 1)
+       ON CONFLICT (client_key, day) DO UPDATE SET used = used + 1 WHERE used < ?
+       RETURNING used`,
+    ),
+    peek: db.prepare('SELECT used FROM allowance WHERE client_key = ? AND day = ?'),
+    refund: db.prepare('UPDATE allowance SET used = used - 1 WHERE client_key = ? AND day = ? AND used > 0'),
+    insertReceipt: db.prepare(
+      `INSERT INTO receipts (verification_id, agent_id, task_id, result, overall_ratio, verified_at, verified_ms, key_version, receipt)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    getReceipt: db.prepare('SELECT receipt FROM receipts WHERE verification_id = ?'),
+    counts: db.prepare(`SELECT count(*) AS verifications, sum(result = 'pass') AS passes FROM receipts WHERE agent_id = ?`),
+    firstSeen: db.prepare('SELECT verified_at FROM receipts WHERE agent_id = ? ORDER BY verified_ms ASC, verification_id ASC LIMIT 1'),
+    lastSeen: db.prepare('SELECT verified_at FROM receipts WHERE agent_id = ? ORDER BY verified_ms DESC, verification_id DESC LIMIT 1'),
+    historyFirst: db.prepare(`SELECT ${historyCols} FROM receipts WHERE agent_id = ? ORDER BY verified_ms DESC, verification_id DESC LIMIT ?`),
+    historyAfter: db.prepare(
+      `SELECT ${historyCols} FROM receipts
+       WHERE agent_id = ? AND (verified_ms < ? OR (verified_ms = ? AND verification_id < ?))
+       ORDER BY verified_ms DESC, verification_id DESC LIMIT ?`,
+    ),
+    agentResults: db.prepare('SELECT result, verified_at FROM receipts WHERE agent_id = ? ORDER BY verified_ms ASC, verification_id ASC'),
+    reserve: db.prepare(
+      `INSERT INTO payments (network, payer, nonce, status, created_at, updated_at) VALUES (?, ?, ?, 'reserved', ?, ?)
+       ON CONFLICT (network, payer, nonce) DO NOTHING`,
+    ),
+    release: db.prepare(`DELETE FROM payments WHERE network = ? AND payer = ? AND nonce = ? AND status = 'reserved'`),
+    settle: db.prepare(`UPDATE payments SET status = 'settled', updated_at = ? WHERE network = ? AND payer = ? AND nonce = ?`),
+    insertEvent: db.prepare(
+      `INSERT INTO payment_events (network, payer, nonce, kind, route, amount, verification_id, at, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    events: db.prepare('SELECT * FROM payment_events ORDER BY id ASC'),
+    eventsFor: db.prepare('SELECT * FROM payment_events WHERE verification_id = ? ORDER BY id ASC'),
+    ping: db.prepare('SELECT 1 AS ok'),
+  };
+}
+
+/**
+ * Applies pending migrations inside BEGIN IMMEDIATE: the write lock is taken
+ * before reading which versions exist, so two processes opening a fresh file
+ * at once cannot both apply version 1.
+ */
+function runMigrations(db: SqliteDatabase, migrations: readonly Migration[]): void {
+  const apply = db.transaction(() => {
+    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+    const applied = new Set((db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map((r) => r.version));
+    const insert = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+    for (const m of migrations) {
+      if (applied.has(m.version)) continue;
+      db.exec(m.sql);
+      insert.run(m.version, m.name, new Date().toISOString());
+    }
+  });
+  apply.immediate();
+}

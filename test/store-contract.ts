@@ -1,0 +1,345 @@
+/**
+ * @module The one behavioural contract of a Store, registered as vitest tests
+ * against a harness. test/store-sqlite.test.ts and test/store-postgres.test.ts run
+ * it against each backend, so both give the same answers.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isApiError } from '../src/errors.js';
+import type { PaymentEvent, ReceiptRecord, Store } from '../src/store/store.js';
+
+export type ContractStore = Store & { appliedMigrations(): Promise<number[]> };
+
+export interface StoreHarness {
+  /** Open a new handle/pool on the same database (migrating it). */
+  open(): Promise<ContractStore>;
+  /**
+   * Consume from `workers` independent handles (other processes or other pools)
+   * at the same time; returns how many calls each worker was granted.
+   */
+  consumeFromWorkers(args: { clientKey: string; day: string; limit: number; workers: number; attemptsPerWorker: number }): Promise<number[]>;
+}
+
+const uniq = (prefix: string) => `${prefix}-${randomUUID()}`;
+
+export function receipt(agentId: string | null, verifiedAt: string, result: 'pass' | 'fail', extra: Partial<ReceiptRecord> = {}): ReceiptRecord {
+  const verificationId = extra.verificationId ?? randomUUID();
+  return {
+    verificationId,
+    agentId,
+    taskId: extra.taskId ?? `task-${verificationId.slice(0, 8)}`,
+    result,
+    overallRatio: extra.overallRatio ?? (result === 'pass' ? 1 : 0.5),
+    verifiedAt,
+    keyVersion: extra.keyVersion ?? 'k1',
+    receipt: extra.receipt ?? JSON.stringify({ verification_id: verificationId, result, verified_at: verifiedAt }),
+  };
+}
+
+async function rejectsWithCode(p: Promise<unknown>, code: string): Promise<void> {
+  let caught: unknown;
+  try {
+    await p;
+  } catch (e) {
+    caught = e;
+  }
+  expect(isApiError(caught), `expected ApiError ${code}, got ${String(caught)}`).toBe(true);
+  expect((caught as { code: string }).code).toBe(code);
+}
+
+export function defineStoreContract(name: string, harness: StoreHarness): void {
+  describe(`Store contract: ${name}`, () => {
+    let store: ContractStore;
+    const day = '2026-03-01';
+
+    beforeAll(async () => {
+      store = await harness.open();
+    });
+    afterAll(async () => {
+      await store?.close();
+    });
+
+    describe('migrations', () => {
+      it('are recorded and idempotent (migrate twice, and a second handle migrating again)', async () => {
+        const before = await store.appliedMigrations();
+        expect(before.length).toBeGreaterThan(0);
+        expect(before).toEqual([...before].sort((a, b) => a - b));
+        await store.migrate();
+        await store.migrate();
+        expect(await store.appliedMigrations()).toEqual(before);
+        const other = await harness.open();
+        try {
+          await other.migrate();
+          expect(await other.appliedMigrations()).toEqual(before);
+        } finally {
+          await other.close();
+        }
+      });
+    });
+
+    describe('free allowance', () => {
+      it('grants exactly `limit` of 200 concurrent consumes (limit 50)', async () => {
+        const key = uniq('ip');
+        const states = await Promise.all(Array.from({ length: 200 }, () => store.consumeAllowance(key, day, 50)));
+        const granted = states.filter((s) => s.allowed);
+        expect(granted).toHaveLength(50);
+        // Each grant saw a distinct count 1..50: no two calls shared a unit.
+        expect(granted.map((s) => s.used).sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+        for (const s of states.filter((x) => !x.allowed)) expect(s).toEqual({ allowed: false, limit: 50, used: 50, remaining: 0 });
+        expect(await store.peekAllowance(key, day, 50)).toEqual({ allowed: false, limit: 50, used: 50, remaining: 0 });
+      });
+
+      it('grants exactly `limit` across independent workers sharing the database', async () => {
+        const key = uniq('ip');
+        const limit = 60;
+        const perWorker = await harness.consumeFromWorkers({ clientKey: key, day, limit, workers: 4, attemptsPerWorker: 40 });
+        expect(perWorker).toHaveLength(4);
+        expect(perWorker.reduce((a, b) => a + b, 0)).toBe(limit);
+        expect((await store.peekAllowance(key, day, limit)).used).toBe(limit);
+      });
+
+      it('counts each UTC day and each client separately', async () => {
+        const key = uniq('ip');
+        for (let i = 0; i < 3; i++) expect((await store.consumeAllowance(key, '2026-03-02', 3)).allowed).toBe(true);
+        expect((await store.consumeAllowance(key, '2026-03-02', 3)).allowed).toBe(false);
+        expect(await store.consumeAllowance(key, '2026-03-03', 3)).toEqual({ allowed: true, limit: 3, used: 1, remaining: 2 });
+        expect(await store.consumeAllowance(uniq('ip'), '2026-03-02', 3)).toEqual({ allowed: true, limit: 3, used: 1, remaining: 2 });
+      });
+
+      it('peek does not consume', async () => {
+        const key = uniq('ip');
+        for (let i = 0; i < 5; i++) expect(await store.peekAllowance(key, day, 2)).toEqual({ allowed: true, limit: 2, used: 0, remaining: 2 });
+        expect(await store.consumeAllowance(key, day, 2)).toEqual({ allowed: true, limit: 2, used: 1, remaining: 1 });
+        expect(await store.peekAllowance(key, day, 2)).toEqual({ allowed: true, limit: 2, used: 1, remaining: 1 });
+        await store.consumeAllowance(key, day, 2);
+        expect(await store.peekAllowance(key, day, 2)).toEqual({ allowed: false, limit: 2, used: 2, remaining: 0 });
+      });
+
+      it('refund gives one unit back and never goes below zero', async () => {
+        const key = uniq('ip');
+        await store.refundAllowance(key, day);
+        expect((await store.peekAllowance(key, day, 2)).used).toBe(0);
+        await store.consumeAllowance(key, day, 2);
+        await store.consumeAllowance(key, day, 2);
+        expect((await store.consumeAllowance(key, day, 2)).allowed).toBe(false);
+        await store.refundAllowance(key, day);
+        expect(await store.consumeAllowance(key, day, 2)).toEqual({ allowed: true, limit: 2, used: 2, remaining: 0 });
+        for (let i = 0; i < 5; i++) await store.refundAllowance(key, day);
+        expect((await store.peekAllowance(key, day, 2)).used).toBe(0);
+      });
+
+      it('a limit of 0 grants nothing and records nothing', async () => {
+        const key = uniq('ip');
+        expect(await store.consumeAllowance(key, day, 0)).toEqual({ allowed: false, limit: 0, used: 0, remaining: 0 });
+        expect((await store.peekAllowance(key, day, 5)).used).toBe(0);
+      });
+
+      it('rejects a malformed day (programming error)', async () => {
+        await expect(store.consumeAllowance('x', '2026-3-1', 5)).rejects.toThrow(TypeError);
+      });
+
+      it('the counter survives close and reopen', async () => {
+        const key = uniq('ip');
+        const a = await harness.open();
+        for (let i = 0; i < 7; i++) await a.consumeAllowance(key, day, 100);
+        await a.close();
+        const b = await harness.open();
+        try {
+          expect(await b.peekAllowance(key, day, 100)).toEqual({ allowed: true, limit: 100, used: 7, remaining: 93 });
+        } finally {
+          await b.close();
+        }
+      });
+    });
+
+    describe('receipts', () => {
+      it('round-trip byte-identical, including unicode, and across reopen', async () => {
+        const text =
+          '{"verification_id":"x","note":"Grüße – 日本語 – 🚀👩‍👩‍👧 – e\u0301 – \u2028\u2029 – \\u0000 – \\"q\\" – \\\\","n":1.0e-7,"big":"' +
+          'a'.repeat(100_000) +
+          '"}';
+        const rec = receipt(uniq('agent'), '2026-03-01T10:00:00.123Z', 'pass', { receipt: text });
+        await store.saveReceipt(rec);
+        const got = await store.getReceipt(rec.verificationId);
+        expect(got).toBe(text);
+        expect(Buffer.compare(Buffer.from(got ?? '', 'utf8'), Buffer.from(text, 'utf8'))).toBe(0);
+        const other = await harness.open();
+        try {
+          expect(await other.getReceipt(rec.verificationId)).toBe(text);
+        } finally {
+          await other.close();
+        }
+      });
+
+      it('unknown verification id → null', async () => {
+        expect(await store.getReceipt(randomUUID())).toBeNull();
+      });
+
+      it('refuses a second receipt with the same verification id (the stored one is kept)', async () => {
+        const rec = receipt(uniq('agent'), '2026-03-01T10:00:00Z', 'pass');
+        await store.saveReceipt(rec);
+        await expect(store.saveReceipt({ ...rec, receipt: '{"other":true}' })).rejects.toThrow();
+        expect(await store.getReceipt(rec.verificationId)).toBe(rec.receipt);
+      });
+    });
+
+    describe('reputation', () => {
+      // Ties on verified_at, and mixed fractional / whole seconds (text order would misplace them).
+      const agent = uniq('agent');
+      const recs: ReceiptRecord[] = [
+        receipt(agent, '2026-01-01T00:00:00Z', 'pass', { verificationId: 'a1' }),
+        receipt(agent, '2026-01-01T00:00:00.500Z', 'fail', { verificationId: 'a2' }),
+        receipt(agent, '2026-01-02T00:00:00Z', 'pass', { verificationId: 'b3' }),
+        receipt(agent, '2026-01-02T00:00:00Z', 'pass', { verificationId: 'b1' }),
+        receipt(agent, '2026-01-02T00:00:00Z', 'fail', { verificationId: 'b2' }),
+        receipt(agent, '2026-01-03T12:30:00Z', 'pass', { verificationId: 'c1' }),
+        receipt(agent, '2026-01-03T12:30:00.000001Z', 'pass', { verificationId: 'c0' }),
+      ];
+      const expectedNewestFirst = ['c1', 'c0', 'b3', 'b2', 'b1', 'a2', 'a1'];
+
+      beforeAll(async () => {
+        // Inserted out of order; ids are per-agent-unique via prefixing below.
+        for (const r of [...recs].reverse()) await store.saveReceipt({ ...r, verificationId: `${agent}:${r.verificationId}` });
+        await store.saveReceipt(receipt(uniq('other-agent'), '2026-01-05T00:00:00Z', 'fail'));
+        await store.saveReceipt(receipt(null, '2026-01-05T00:00:00Z', 'fail'));
+      });
+      const ids = (xs: Array<{ verification_id: string }>) => xs.map((x) => x.verification_id.slice(agent.length + 1));
+
+      it('counts, pass rate, first and last seen', async () => {
+        const page = await store.reputation(agent, { limit: 100 });
+        expect(page.agent_id).toBe(agent);
+        expect(page.verifications).toBe(7);
+        expect(page.passes).toBe(5);
+        expect(page.fails).toBe(2);
+        expect(page.pass_rate).toBe(0.714286);
+        expect(page.first_seen).toBe('2026-01-01T00:00:00Z');
+        expect(page.last_seen).toBe('2026-01-03T12:30:00Z');
+        expect(page.next_cursor).toBeNull();
+      });
+
+      it('history is newest first, ties broken by verification id, with the stored fields', async () => {
+        const page = await store.reputation(agent, { limit: 100 });
+        expect(ids(page.history)).toEqual(expectedNewestFirst);
+        const b2 = page.history.find((h) => h.verification_id.endsWith(':b2'));
+        expect(b2).toEqual({ verification_id: `${agent}:b2`, task_id: recs[4].taskId, result: 'fail', overall_ratio: 0.5, verified_at: '2026-01-02T00:00:00Z' });
+      });
+
+      it('cursor paging walks every entry once, even when newer entries arrive between pages', async () => {
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        let pages = 0;
+        do {
+          const page = await store.reputation(agent, { limit: 2, cursor });
+          expect(page.history.length).toBeLessThanOrEqual(2);
+          expect(page.verifications).toBeGreaterThanOrEqual(7);
+          seen.push(...ids(page.history));
+          cursor = page.next_cursor;
+          if (pages === 0) await store.saveReceipt(receipt(agent, '2026-02-01T00:00:00Z', 'pass', { verificationId: `${agent}:z9` }));
+          pages++;
+        } while (cursor);
+        expect(seen).toEqual(expectedNewestFirst);
+        expect(pages).toBe(4);
+        // The new entry shows on a fresh first page.
+        expect(ids((await store.reputation(agent, { limit: 1 })).history)).toEqual(['z9']);
+      });
+
+      it('an exact multiple of the page size ends with next_cursor null, not an empty page', async () => {
+        const a = uniq('agent');
+        for (let i = 0; i < 4; i++) await store.saveReceipt(receipt(a, `2026-01-0${i + 1}T00:00:00Z`, 'pass'));
+        const p1 = await store.reputation(a, { limit: 2 });
+        expect(p1.next_cursor).not.toBeNull();
+        const p2 = await store.reputation(a, { limit: 2, cursor: p1.next_cursor });
+        expect(p2.history).toHaveLength(2);
+        expect(p2.next_cursor).toBeNull();
+      });
+
+      it('unknown agent → zero counts, nulls, empty history', async () => {
+        expect(await store.reputation(uniq('nobody'), { limit: 10 })).toMatchObject({
+          verifications: 0,
+          passes: 0,
+          fails: 0,
+          pass_rate: 0,
+          first_seen: null,
+          last_seen: null,
+          history: [],
+          next_cursor: null,
+        });
+      });
+
+      it('a forged cursor or a bad limit is a 422 invalid_request', async () => {
+        await rejectsWithCode(store.reputation(agent, { limit: 10, cursor: 'not a cursor!' }), 'invalid_request');
+        await rejectsWithCode(store.reputation(agent, { limit: 10, cursor: Buffer.from('{"a":1}').toString('base64url') }), 'invalid_request');
+        await rejectsWithCode(store.reputation(agent, { limit: 0 }), 'invalid_request');
+        await rejectsWithCode(store.reputation(agent, { limit: 1.5 }), 'invalid_request');
+      });
+
+      it('agentResults lists every result oldest first', async () => {
+        const a = uniq('agent');
+        await store.saveReceipt(receipt(a, '2026-01-02T00:00:00Z', 'fail', { verificationId: `${a}:2` }));
+        await store.saveReceipt(receipt(a, '2026-01-01T00:00:00.250Z', 'pass', { verificationId: `${a}:1` }));
+        await store.saveReceipt(receipt(a, '2026-01-02T00:00:00Z', 'pass', { verificationId: `${a}:3` }));
+        expect(await store.agentResults(a)).toEqual([
+          { result: 'pass', verifiedAt: '2026-01-01T00:00:00.250Z' },
+          { result: 'fail', verifiedAt: '2026-01-02T00:00:00Z' },
+          { result: 'pass', verifiedAt: '2026-01-02T00:00:00Z' },
+        ]);
+        expect(await store.agentResults(uniq('nobody'))).toEqual([]);
+      });
+    });
+
+    describe('payments', () => {
+      const key = () => ({ network: 'eip155:8453', payer: '0xabc', nonce: randomUUID() });
+
+      it('a key can be reserved once', async () => {
+        const k = key();
+        expect(await store.reservePayment(k)).toBe(true);
+        expect(await store.reservePayment(k)).toBe(false);
+        expect(await store.reservePayment({ ...k, network: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp' })).toBe(true);
+        expect(await store.reservePayment({ ...k, payer: '0xdef' })).toBe(true);
+      });
+
+      it('50 concurrent reservations of one key → exactly one succeeds', async () => {
+        const k = key();
+        const results = await Promise.all(Array.from({ length: 50 }, () => store.reservePayment({ ...k })));
+        expect(results.filter(Boolean)).toHaveLength(1);
+      });
+
+      it('release frees a reserved key; a settled key stays used', async () => {
+        const k = key();
+        expect(await store.reservePayment(k)).toBe(true);
+        await store.releasePayment(k);
+        expect(await store.reservePayment(k)).toBe(true);
+        await store.settlePayment(k);
+        await store.releasePayment(k);
+        expect(await store.reservePayment(k)).toBe(false);
+      });
+
+      it('ledger events are stored in order and filterable by verification id', async () => {
+        const k = key();
+        const vid = randomUUID();
+        const events: PaymentEvent[] = [
+          { key: k, kind: 'verified', route: '/verify/schema', amount: '20000', verificationId: null, at: '2026-03-01T00:00:00.000Z', detail: null },
+          { key: k, kind: 'settled', route: '/verify/schema', amount: '20000', verificationId: vid, at: '2026-03-01T00:00:01.000Z', detail: '0xtxhash' },
+          { key: k, kind: 'replay_rejected', route: '/verify/schema', amount: '20000', verificationId: vid, at: '2026-03-01T00:00:02.000Z', detail: 'nonce used' },
+        ];
+        for (const e of events) await store.recordPaymentEvent(e);
+        expect(await store.paymentEvents({ verificationId: vid })).toEqual(events.slice(1));
+        const all = await store.paymentEvents();
+        const mine = all.filter((e) => e.key.nonce === k.nonce);
+        expect(mine).toEqual(events);
+      });
+    });
+
+    describe('lifecycle', () => {
+      it('health is true while open, false after close; close is idempotent', async () => {
+        const s = await harness.open();
+        expect(await s.health()).toBe(true);
+        await s.close();
+        await s.close();
+        expect(await s.health()).toBe(false);
+      });
+    });
+  });
+}
+
+export { uniq };

@@ -1,0 +1,61 @@
+/** @module The Store contract against the embedded SQLite store (a real file in a temp dir, real child processes). */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openStore } from '../src/store/index.js';
+import { createSqliteStore } from '../src/store/sqlite.js';
+import { defineStoreContract } from './store-contract.js';
+
+const run = promisify(execFile);
+const here = fileURLToPath(new URL('.', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'aov-store-'));
+const file = join(dir, 'nested', 'verifier.db');
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+defineStoreContract('sqlite', {
+  open: async () => createSqliteStore({ file }),
+  async consumeFromWorkers({ clientKey, day, limit, workers, attemptsPerWorker }) {
+    // Separate OS processes: only SQLite's file locking keeps the count exact here.
+    const startAt = Date.now() + 4000;
+    const outs = await Promise.all(
+      Array.from({ length: workers }, () =>
+        run(process.execPath, ['--import', 'tsx', resolve(here, 'store-consume-worker.ts'), file, clientKey, day, String(limit), String(attemptsPerWorker), String(startAt)], {
+          cwd: resolve(here, '..'),
+          timeout: 60_000,
+        }),
+      ),
+    );
+    return outs.map((o) => (JSON.parse(o.stdout.trim()) as { granted: number }).granted);
+  },
+});
+
+describe('sqlite specifics', () => {
+  it('runs in WAL mode with synchronous=FULL by default', async () => {
+    const s = createSqliteStore({ file: join(dir, 'pragma.db') });
+    await s.close();
+    const { createRequire } = await import('node:module');
+    const Database = createRequire(import.meta.url)('better-sqlite3') as new (f: string) => { pragma(s: string, o: { simple: true }): unknown; close(): void };
+    const db = new Database(join(dir, 'pragma.db'));
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    db.close();
+  });
+
+  it('openStore without a URL creates <dataDir>/verifier.db', async () => {
+    const dataDir = join(dir, 'data', 'sub');
+    const s = await openStore({ dataDir, databaseUrl: null });
+    await s.saveReceipt({ verificationId: 'v', agentId: null, taskId: 't', result: 'pass', overallRatio: 1, verifiedAt: '2026-01-01T00:00:00Z', keyVersion: 'k', receipt: '{}' });
+    await s.close();
+    const again = createSqliteStore({ file: join(dataDir, 'verifier.db') });
+    expect(await again.getReceipt('v')).toBe('{}');
+    await again.close();
+  });
+
+  it('openStore refuses a URL that is neither empty nor PostgreSQL', async () => {
+    await expect(openStore({ dataDir: dir, databaseUrl: 'mysql://x' })).rejects.toThrow(/postgres/);
+  });
+});
