@@ -1,0 +1,38 @@
+/**
+ * @module The two built-in integrity checks run on every output, always
+ * blocking (SPEC §2.2): `integrity:unique_keys` and `integrity:safe_integers`.
+ * Their facts come from strict parsing (ParsedRequest.integrity), because a
+ * parsed value no longer shows duplicated keys or lost integer precision.
+ */
+import type { OutputIntegrity } from './types.js';
+import type { CheckOutcome } from './check-outcome.js';
+
+export const UNIQUE_KEYS_CHECK = 'integrity:unique_keys';
+export const SAFE_INTEGERS_CHECK = 'integrity:safe_integers';
+
+export function evaluateIntegrity(integrity: OutputIntegrity): CheckOutcome[] {
+  return [
+    {
+      check: UNIQUE_KEYS_CHECK,
+      kind: 'integrity',
+      field: '$',
+      failures: integrity.duplicateKeys.map((d) => ({
+        path: d.path,
+        expected: 'each key once per object',
+        found: `key '${d.key}' more than once`,
+        message: `${d.path} has the key '${d.key}' more than once (readers disagree on which value counts)`,
+      })),
+    },
+    {
+      check: SAFE_INTEGERS_CHECK,
+      kind: 'integrity',
+      field: '$',
+      failures: integrity.unsafeIntegers.map((p) => ({
+        path: p,
+        expected: 'an integer within ±(2^53−1)',
+        found: 'integer outside ±(2^53−1)',
+        message: `${p} holds an integer outside ±(2^53−1) (readers may see different numbers; send it as a string)`,
+      })),
+    },
+  ];
+}

@@ -1,0 +1,166 @@
+/**
+ * @module Field paths of rules and bounds (SPEC §1 "Paths"): `total`,
+ * `line_items[].line_total`, `a.b[].c[].d`, bracket form `['a.b']` for keys
+ * holding `.` or `[`, and `[n]` for one element. Parsed once per request;
+ * selection returns every value with its concrete location (`$.x[1].y`).
+ */
+import type { Json } from './types.js';
+import { formatSegments } from './strict-json.js';
+
+export type PathSegment =
+  | { kind: 'key'; key: string }
+  | { kind: 'each' }
+  | { kind: 'index'; index: number };
+
+export interface FieldPath {
+  /** The path exactly as written. */
+  readonly source: string;
+  readonly segments: readonly PathSegment[];
+}
+
+export interface Selected {
+  value: Json;
+  /** Concrete location, e.g. `$.line_items[1].line_total`. */
+  location: string;
+  /** The array indices chosen at each `[]` of the path, in order (for element-wise comparison). */
+  expansion: readonly number[];
+}
+
+export class PathSyntaxError extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'PathSyntaxError';
+  }
+}
+
+const NAME_CHAR = /[^.[\]'"\s]/;
+
+/** Parse a path. Throws PathSyntaxError with a reason that never repeats the path. */
+export function parsePath(source: string): FieldPath {
+  if (source.length === 0) throw new PathSyntaxError('is empty');
+  const segments: PathSegment[] = [];
+  let i = 0;
+  const n = source.length;
+  let expectName = true; // at start or after '.'
+  while (i < n) {
+    const c = source[i];
+    if (c === '[') {
+      if (source[i + 1] === ']') {
+        segments.push({ kind: 'each' });
+        i += 2;
+      } else if (source[i + 1] === "'" || source[i + 1] === '"') {
+        const quote = source[i + 1];
+        let j = i + 2;
+        let key = '';
+        for (;;) {
+          if (j >= n) throw new PathSyntaxError(`has an unterminated quoted key at position ${i}`);
+          const d = source[j];
+          if (d === '\\' && j + 1 < n) {
+            key += source[j + 1];
+            j += 2;
+            continue;
+          }
+          if (d === quote) break;
+          key += d;
+          j++;
+        }
+        if (source[j + 1] !== ']') throw new PathSyntaxError(`is missing ']' after the quoted key at position ${i}`);
+        segments.push({ kind: 'key', key });
+        i = j + 2;
+      } else {
+        let j = i + 1;
+        while (j < n && source[j] >= '0' && source[j] <= '9') j++;
+        if (j === i + 1 || source[j] !== ']') {
+          throw new PathSyntaxError(`has an invalid bracket at position ${i} (use [], [n] or ['key'])`);
+        }
+        segments.push({ kind: 'index', index: Number(source.slice(i + 1, j)) });
+        i = j + 1;
+      }
+      expectName = false;
+      continue;
+    }
+    if (c === '.') {
+      if (expectName) throw new PathSyntaxError(`has an empty key at position ${i}`);
+      i++;
+      expectName = true;
+      if (i >= n) throw new PathSyntaxError('ends with a dot');
+      if (source[i] === '[' && source[i + 1] !== "'" && source[i + 1] !== '"') {
+        throw new PathSyntaxError(`has '[' without a key before it at position ${i}`);
+      }
+      if (source[i] === '[') expectName = false;
+      continue;
+    }
+    if (!expectName) throw new PathSyntaxError(`is missing a '.' at position ${i}`);
+    let j = i;
+    while (j < n && NAME_CHAR.test(source[j])) j++;
+    if (j === i) throw new PathSyntaxError(`has an invalid character at position ${i}`);
+    segments.push({ kind: 'key', key: source.slice(i, j) });
+    i = j;
+    expectName = false;
+  }
+  return { source, segments };
+}
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/** Every value the path yields in `root`, in document order. Missing branches yield nothing. */
+export function selectPath(path: FieldPath, root: Json): Selected[] {
+  const out: Selected[] = [];
+  const segs = path.segments;
+  const loc: Array<string | number> = [];
+  const exp: number[] = [];
+  const walk = (value: Json, k: number): void => {
+    if (k === segs.length) {
+      out.push({ value, location: formatSegments(loc), expansion: exp.slice() });
+      return;
+    }
+    const seg = segs[k];
+    if (seg.kind === 'key') {
+      if (value === null || typeof value !== 'object' || Array.isArray(value) || !hasOwn.call(value, seg.key)) return;
+      loc.push(seg.key);
+      walk((value as Record<string, Json>)[seg.key], k + 1);
+      loc.pop();
+    } else if (seg.kind === 'index') {
+      if (!Array.isArray(value) || seg.index >= value.length) return;
+      loc.push(seg.index);
+      walk(value[seg.index], k + 1);
+      loc.pop();
+    } else {
+      if (!Array.isArray(value)) return;
+      for (let i = 0; i < value.length; i++) {
+        loc.push(i);
+        exp.push(i);
+        walk(value[i], k + 1);
+        exp.pop();
+        loc.pop();
+      }
+    }
+  };
+  walk(root, 0);
+  return out;
+}
+
+/**
+ * How many leading `[]` expansions two paths share: the number of `each`
+ * segments in their longest common segment prefix. Values of the two paths
+ * whose first N expansion indices agree belong to the same array element.
+ */
+export function sharedExpansions(a: FieldPath, b: FieldPath): number {
+  let shared = 0;
+  let eachSeen = 0;
+  const n = Math.min(a.segments.length, b.segments.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.segments[i];
+    const y = b.segments[i];
+    if (x.kind !== y.kind) break;
+    if (x.kind === 'key' && x.key !== (y as { key: string }).key) break;
+    if (x.kind === 'index' && x.index !== (y as { index: number }).index) break;
+    if (x.kind === 'each') shared = ++eachSeen;
+  }
+  return shared;
+}
+
+/** The path as shown in error output: `$.` + the path as written. */
+export function displayPath(path: FieldPath): string {
+  return path.source.startsWith('[') ? `$${path.source}` : `$.${path.source}`;
+}

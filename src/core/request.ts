@@ -1,0 +1,288 @@
+/**
+ * @module The verification request (SPEC §1): strict parsing of a body, or
+ * validation of an already-parsed value (MCP tool arguments), into a
+ * ParsedRequest with every default filled in. Any problem is a 422
+ * (ApiError 'invalid_request') listing every field to fix — all problems at
+ * once, never the caller's values.
+ *
+ * Duplicate keys and unsafe integers are request errors outside
+ * `submitted_output`, but only integrity findings inside it (SPEC §1, §2.2).
+ */
+import type { FieldProblem } from '../errors.js';
+import { invalidRequest } from '../errors.js';
+import type { Detail, Json, OutputIntegrity, ParsedRequest, VerificationRequest } from './types.js';
+import type { JsonPathSegments } from './strict-json.js';
+import { DEFAULT_MAX_DEPTH, formatSegments, parseStrictJson, StrictJsonError } from './strict-json.js';
+import { validateBounds, validateRules } from './request-rules.js';
+
+export interface ParseRequestOptions {
+  /** Maximum nesting depth of the body (default 64). */
+  maxDepth?: number;
+}
+
+interface Findings {
+  duplicateKeys: Array<{ segments: JsonPathSegments; key: string }>;
+  unsafeIntegers: JsonPathSegments[];
+}
+
+const TOP_LEVEL = [
+  'task_id',
+  'agent_id',
+  'expected_schema',
+  'submitted_output',
+  'strict_content_check',
+  'bounds',
+  'rules',
+  'enforce_rules',
+  'detail',
+] as const;
+const TOP_LEVEL_SET = new Set<string>(TOP_LEVEL);
+
+/** A request field path in error output: `rules[0].type`, `expected_schema.properties`. */
+export function requestField(segments: JsonPathSegments): string {
+  if (segments.length === 0) return 'body';
+  const s = formatSegments(segments, '');
+  return s.startsWith('.') ? s.slice(1) : s;
+}
+
+const SAFE_FIX = 'Send integers within ±9007199254740991 (2^53−1); send larger ones as strings.';
+
+/** Parse and validate a request body (string or UTF-8 bytes). Throws ApiError('invalid_request'). */
+export function parseVerificationRequest(body: string | Uint8Array, options: ParseRequestOptions = {}): ParsedRequest {
+  let parsed;
+  try {
+    parsed = parseStrictJson(body, { maxDepth: options.maxDepth ?? DEFAULT_MAX_DEPTH });
+  } catch (e) {
+    if (e instanceof StrictJsonError) throw invalidRequest([strictJsonProblem(e, options.maxDepth ?? DEFAULT_MAX_DEPTH)]);
+    throw e;
+  }
+  return buildParsedRequest(parsed.value, parsed);
+}
+
+/**
+ * Validate a value that was already parsed elsewhere (e.g. MCP tool
+ * arguments): it must be plain JSON (finite numbers, well-formed strings,
+ * plain objects and arrays, depth within the limit). Duplicate keys cannot be
+ * detected any more; integers are judged by value (see findUnsafeIntegers).
+ */
+export function validateRequestValue(value: unknown, options: ParseRequestOptions = {}): ParsedRequest {
+  const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+  const unsafeIntegers: JsonPathSegments[] = [];
+  const problem = checkJsonValue(value, maxDepth, unsafeIntegers);
+  if (problem) throw invalidRequest([problem]);
+  return buildParsedRequest(value as Json, { duplicateKeys: [], unsafeIntegers });
+}
+
+function strictJsonProblem(e: StrictJsonError, maxDepth: number): FieldProblem {
+  const field = requestField(e.segments);
+  switch (e.kind) {
+    case 'lone_surrogate':
+      return {
+        field,
+        problem: 'contains a lone surrogate (an unpaired UTF-16 code unit)',
+        fix: 'Send well-formed Unicode: use surrogate escapes only as valid pairs, or remove them.',
+      };
+    case 'non_finite':
+      return {
+        field,
+        problem: 'is a number too large to represent (it is not finite)',
+        fix: 'Send finite numbers (magnitude below 1.8e308); send huge values as strings.',
+      };
+    case 'too_deep':
+      return {
+        field,
+        problem: `nests deeper than the limit of ${maxDepth} levels`,
+        fix: `Flatten the data to at most ${maxDepth} levels of nested arrays/objects.`,
+      };
+    default:
+      return {
+        field: 'body',
+        problem: `is not valid JSON (${e.message})`,
+        fix: 'Send a single well-formed JSON object (RFC 8259), UTF-8 encoded.',
+      };
+  }
+}
+
+function isWellFormed(s: string): boolean {
+  return (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+}
+
+/** Walk an in-memory value; returns the first reason it is not strict JSON. */
+function checkJsonValue(root: unknown, maxDepth: number, unsafe: JsonPathSegments[]): FieldProblem | null {
+  const path: Array<string | number> = [];
+  const NOT_JSON_FIX = 'Send only JSON values: objects, arrays, strings, finite numbers, booleans and null.';
+  const visit = (v: unknown, depth: number): FieldProblem | null => {
+    switch (typeof v) {
+      case 'string':
+        return isWellFormed(v)
+          ? null
+          : { field: requestField(path), problem: 'contains a lone surrogate (an unpaired UTF-16 code unit)', fix: 'Send well-formed Unicode.' };
+      case 'boolean':
+        return null;
+      case 'number':
+        if (!Number.isFinite(v)) return { field: requestField(path), problem: 'is not a finite number', fix: NOT_JSON_FIX };
+        // Written out in digits (below 1e21) and past 2^53: readers disagree on it.
+        if (Number.isInteger(v) && !Number.isSafeInteger(v) && Math.abs(v) < 1e21) unsafe.push(path.slice());
+        return null;
+      case 'object': {
+        if (v === null) return null;
+        if (depth + 1 > maxDepth) {
+          return { field: requestField(path), problem: `nests deeper than the limit of ${maxDepth} levels`, fix: `Flatten the data to at most ${maxDepth} levels.` };
+        }
+        if (Array.isArray(v)) {
+          for (let i = 0; i < v.length; i++) {
+            path.push(i);
+            const p = visit(v[i], depth + 1);
+            path.pop();
+            if (p) return p;
+          }
+          return null;
+        }
+        const proto = Object.getPrototypeOf(v);
+        if (proto !== Object.prototype && proto !== null) return { field: requestField(path), problem: 'is not a JSON value', fix: NOT_JSON_FIX };
+        for (const k of Object.keys(v)) {
+          if (!isWellFormed(k)) {
+            return { field: requestField(path), problem: 'has a key with a lone surrogate', fix: 'Send well-formed Unicode.' };
+          }
+          path.push(k);
+          const p = visit((v as Record<string, unknown>)[k], depth + 1);
+          path.pop();
+          if (p) return p;
+        }
+        return null;
+      }
+      default:
+        return { field: requestField(path), problem: 'is not a JSON value', fix: NOT_JSON_FIX };
+    }
+  };
+  return visit(root, 0);
+}
+
+function isObject(v: Json | undefined): v is { [key: string]: Json } {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+
+/** Length in Unicode code points (what a person calls characters). */
+function codePoints(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0xd800 || c > 0xdbff) n++;
+  }
+  return n;
+}
+
+function checkId(body: Record<string, Json>, key: 'task_id' | 'agent_id', required: boolean, problems: FieldProblem[]): string | null {
+  const fix = `Send '${key}' as a string of 1 to 200 characters.`;
+  if (!hasOwn(body, key) || (!required && body[key] === null)) {
+    if (required) problems.push({ field: key, problem: 'is required', fix });
+    return null;
+  }
+  const v = body[key];
+  if (typeof v !== 'string') {
+    problems.push({ field: key, problem: 'must be a string', fix });
+    return null;
+  }
+  const n = codePoints(v);
+  if (n < 1 || n > 200) {
+    problems.push({ field: key, problem: n < 1 ? 'must not be empty' : 'is longer than 200 characters', fix });
+    return null;
+  }
+  return v;
+}
+
+function checkBoolean(body: Record<string, Json>, key: string, problems: FieldProblem[]): boolean {
+  if (!hasOwn(body, key) || body[key] === null) return false;
+  if (typeof body[key] !== 'boolean') {
+    problems.push({ field: key, problem: 'must be a boolean', fix: `Send true or false, or omit '${key}' (default false).` });
+    return false;
+  }
+  return body[key] as boolean;
+}
+
+function buildParsedRequest(value: Json, findings: Findings): ParsedRequest {
+  if (!isObject(value)) {
+    throw invalidRequest([{ field: 'body', problem: 'must be a JSON object', fix: 'Send the request as a JSON object with task_id, expected_schema and submitted_output.' }]);
+  }
+  const problems: FieldProblem[] = [];
+  const integrity: OutputIntegrity = { duplicateKeys: [], unsafeIntegers: [] };
+
+  // Findings of the strict parser: inside the output they are integrity facts, elsewhere request errors.
+  for (const d of findings.duplicateKeys) {
+    if (d.segments.length > 0 && d.segments[0] === 'submitted_output') {
+      integrity.duplicateKeys.push({ path: formatSegments(d.segments.slice(1)), key: d.key });
+    } else {
+      problems.push({
+        field: requestField([...d.segments, d.key]),
+        problem: 'appears more than once in the same object',
+        fix: 'Send each key once per object.',
+      });
+    }
+  }
+  for (const segs of findings.unsafeIntegers) {
+    if (segs.length > 0 && segs[0] === 'submitted_output') {
+      integrity.unsafeIntegers.push(formatSegments(segs.slice(1)));
+    } else {
+      problems.push({ field: requestField(segs), problem: 'is an integer outside ±(2^53−1)', fix: SAFE_FIX });
+    }
+  }
+
+  for (const k of Object.keys(value)) {
+    if (!TOP_LEVEL_SET.has(k)) {
+      problems.push({ field: requestField([k]), problem: 'is not a known request field', fix: `Remove it; the request fields are: ${TOP_LEVEL.join(', ')}.` });
+    }
+  }
+
+  const task_id = checkId(value, 'task_id', true, problems);
+  const agent_id = checkId(value, 'agent_id', false, problems);
+
+  let expected_schema: Json = true;
+  if (!hasOwn(value, 'expected_schema')) {
+    problems.push({ field: 'expected_schema', problem: 'is required', fix: 'Send the JSON Schema the output must satisfy (an object, or true/false).' });
+  } else if (typeof value.expected_schema !== 'boolean' && !isObject(value.expected_schema)) {
+    problems.push({ field: 'expected_schema', problem: 'must be a JSON Schema (an object or a boolean)', fix: 'Send the schema as a JSON object such as {"type": "object", ...}.' });
+  } else {
+    expected_schema = value.expected_schema;
+  }
+
+  if (!hasOwn(value, 'submitted_output')) {
+    problems.push({ field: 'submitted_output', problem: 'is required', fix: 'Send the output to check (any JSON value).' });
+  }
+
+  const strict_content_check = checkBoolean(value, 'strict_content_check', problems);
+  const enforce_rules = checkBoolean(value, 'enforce_rules', problems);
+
+  let detail: Detail = 'full';
+  if (hasOwn(value, 'detail') && value.detail !== null) {
+    if (value.detail !== 'full' && value.detail !== 'compact') {
+      problems.push({ field: 'detail', problem: 'is not one of the allowed values', fix: "Use 'full' or 'compact'." });
+    } else {
+      detail = value.detail;
+    }
+  }
+
+  const bounds = validateBounds(value.bounds, problems);
+  const rules = validateRules(value.rules, problems);
+
+  if (problems.length > 0) throw invalidRequest(problems);
+
+  const request: VerificationRequest = {
+    task_id: task_id as string,
+    agent_id,
+    expected_schema,
+    submitted_output: value.submitted_output,
+    strict_content_check,
+    bounds,
+    rules,
+    enforce_rules,
+    detail,
+  };
+  return {
+    request,
+    suppliedBounds: hasOwn(value, 'bounds') ? value.bounds : null,
+    suppliedRules: hasOwn(value, 'rules') ? value.rules : null,
+    integrity,
+  };
+}

@@ -1,0 +1,87 @@
+/**
+ * @module What every rule (and bound) evaluator shares: the failure shape and
+ * the small helpers that turn selected values into numbers and describe what
+ * was found without echoing more of the output than a hint needs (SPEC §4).
+ */
+import type { Json, Rule } from '../types.js';
+import type { FieldPath, Selected } from '../paths.js';
+import { displayPath, parsePath, selectPath } from '../paths.js';
+
+/** One reason a check failed, at one location. `message` is the part after `<check> at '<field>': `. */
+export interface CheckFailure {
+  path: string;
+  expected: string;
+  found: string;
+  message: string;
+}
+
+/** Evaluates one rule against the output: no failures means the check passed. */
+export type RuleEvaluator = (rule: Rule, output: Json) => CheckFailure[];
+
+/** `type string`, `type array`… */
+export function describeType(v: Json): string {
+  if (v === null) return 'type null';
+  if (Array.isArray(v)) return 'type array';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'type integer' : 'type number';
+  return `type ${typeof v}`;
+}
+
+/** Numbers for people: no float noise (0.1+0.2 shows as 0.3). */
+export function formatNumber(n: number): string {
+  return String(Number(n.toPrecision(15)));
+}
+
+export function select(path: string, output: Json): { path: FieldPath; values: Selected[] } {
+  const parsed = parsePath(path);
+  return { path: parsed, values: selectPath(parsed, output) };
+}
+
+export function missingField(path: FieldPath): CheckFailure {
+  return { path: displayPath(path), expected: 'at least one value', found: 'missing', message: 'field missing' };
+}
+
+export function notANumber(s: Selected): CheckFailure {
+  const t = describeType(s.value);
+  return { path: s.location, expected: 'a number', found: t, message: `${s.location} holds ${t}, expected a number` };
+}
+
+/** Split selected values into numbers and failures for the non-numbers. */
+export function numbersOf(values: Selected[], failures: CheckFailure[]): Array<Selected & { value: number }> {
+  const out: Array<Selected & { value: number }> = [];
+  for (const s of values) {
+    if (typeof s.value === 'number') out.push(s as Selected & { value: number });
+    else failures.push(notANumber(s));
+  }
+  return out;
+}
+
+/**
+ * A reference that must be one number: the constant, or the single value at
+ * `field`. Returns the number and how to name it in messages (`total (135)`),
+ * or pushes a failure and returns null.
+ */
+export function singleNumber(
+  constant: number | null,
+  field: string | null,
+  output: Json,
+  failures: CheckFailure[],
+): { value: number; label: string } | null {
+  if (field === null) return { value: constant as number, label: formatNumber(constant as number) };
+  const { path, values } = select(field, output);
+  const where = displayPath(path);
+  if (values.length !== 1) {
+    failures.push({
+      path: where,
+      expected: 'a single number',
+      found: values.length === 0 ? 'missing' : `${values.length} values`,
+      message: values.length === 0 ? `reference '${field}' is missing` : `reference '${field}' yields ${values.length} values, expected one`,
+    });
+    return null;
+  }
+  const v = values[0];
+  if (typeof v.value !== 'number') {
+    failures.push({ ...notANumber(v), message: `reference ${v.location} holds ${describeType(v.value)}, expected a number` });
+    return null;
+  }
+  return { value: v.value, label: `${field} (${formatNumber(v.value)})` };
+}

@@ -1,0 +1,80 @@
+/**
+ * @module The comparison shared by `gte` and `lte` (SPEC §3.2): every number
+ * at `field` against the constant `value` or the value at `other_field`. When
+ * both paths expand over the same array (a common `[]` prefix) the values are
+ * paired element by element; otherwise `other_field` must yield one value.
+ * `tolerance` is absolute and applies in the lenient direction.
+ */
+import type { Json, Rule } from '../types.js';
+import type { CheckFailure, RuleEvaluator } from './common.js';
+import { describeType, formatNumber, missingField, notANumber, numbersOf, select, singleNumber } from './common.js';
+import type { Selected } from '../paths.js';
+import { parsePath, sharedExpansions } from '../paths.js';
+
+type Op = 'gte' | 'lte';
+
+const SYMBOL: Record<Op, string> = { gte: '>=', lte: '<=' };
+
+function holds(op: Op, v: number, ref: number, tolerance: number): boolean {
+  return op === 'gte' ? v >= ref - tolerance : v <= ref + tolerance;
+}
+
+function violation(op: Op, s: Selected & { value: number }, label: string): CheckFailure {
+  const v = formatNumber(s.value);
+  return {
+    path: s.location,
+    expected: `${SYMBOL[op]} ${label}`,
+    found: `value ${v}`,
+    message: `${s.location} is ${v}, expected ${SYMBOL[op]} ${label}`,
+  };
+}
+
+function elementWise(op: Op, rule: Rule, nums: Array<Selected & { value: number }>, output: Json, shared: number, failures: CheckFailure[]): void {
+  const other = select(rule.other_field as string, output);
+  const groups = new Map<string, Selected[]>();
+  for (const s of other.values) {
+    const key = s.expansion.slice(0, shared).join(',');
+    const g = groups.get(key);
+    if (g) g.push(s);
+    else groups.set(key, [s]);
+  }
+  for (const s of nums) {
+    const refs = groups.get(s.expansion.slice(0, shared).join(','));
+    if (!refs) {
+      failures.push({
+        path: s.location,
+        expected: `a value at '${rule.other_field}' for the same element`,
+        found: 'missing',
+        message: `${s.location} has no counterpart at '${rule.other_field}'`,
+      });
+      continue;
+    }
+    for (const r of refs) {
+      if (typeof r.value !== 'number') {
+        failures.push({ ...notANumber(r), message: `reference ${r.location} holds ${describeType(r.value)}, expected a number` });
+      } else if (!holds(op, s.value, r.value, rule.tolerance)) {
+        failures.push(violation(op, s, `${r.location} (${formatNumber(r.value)})`));
+      }
+    }
+  }
+}
+
+export function createComparisonRule(op: Op): RuleEvaluator {
+  return (rule, output) => {
+    const failures: CheckFailure[] = [];
+    const { path, values } = select(rule.field, output);
+    if (values.length === 0) return rule.if_present ? [] : [missingField(path)];
+    const nums = numbersOf(values, failures);
+    if (rule.other_field !== null) {
+      const shared = sharedExpansions(path, parsePath(rule.other_field));
+      if (shared > 0) {
+        elementWise(op, rule, nums, output, shared, failures);
+        return failures;
+      }
+    }
+    const ref = singleNumber(rule.value, rule.other_field, output, failures);
+    if (ref === null) return failures;
+    for (const s of nums) if (!holds(op, s.value, ref.value, rule.tolerance)) failures.push(violation(op, s, ref.label));
+    return failures;
+  };
+}

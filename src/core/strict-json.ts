@@ -1,0 +1,341 @@
+/**
+ * @module Strict I-JSON parser (RFC 7493) used for request bodies, because
+ * hashes and signatures cover the parsed value and every JSON consumer must
+ * read that value the same way (SPEC §1 "JSON parsing").
+ *
+ * Hard errors (thrown as StrictJsonError): invalid JSON, lone surrogates in
+ * strings or keys (raw or escaped), numbers that overflow to ±Infinity,
+ * nesting deeper than `maxDepth`.
+ * Reported, not thrown (the caller decides whether they are a request error or
+ * a failed integrity check of the output): duplicate keys (last one wins, like
+ * JSON.parse) and integer literals outside ±(2^53−1).
+ *
+ * An "integer" here is a number token written without fraction or exponent
+ * (`9007199254740993`): that is the form whose meaning differs between a
+ * double-based and a bigint-based reader. `1e21` is read identically by both.
+ *
+ * `__proto__` is stored as an ordinary own property (never touches the
+ * prototype); otherwise results are what JSON.parse returns.
+ */
+import type { Json } from './types.js';
+
+/** A location inside the parsed document: object keys and array indices from the root. */
+export type JsonPathSegments = ReadonlyArray<string | number>;
+
+export interface StrictJsonOptions {
+  /** Maximum nesting of arrays/objects (the root container is depth 1). Default 64. */
+  maxDepth?: number;
+}
+
+export interface DuplicateKeyFinding {
+  /** Location of the object that holds the key twice. */
+  segments: JsonPathSegments;
+  key: string;
+}
+
+export interface StrictJsonResult {
+  value: Json;
+  duplicateKeys: DuplicateKeyFinding[];
+  /** Locations of integer literals outside ±(2^53−1). */
+  unsafeIntegers: JsonPathSegments[];
+}
+
+export type StrictJsonErrorKind = 'invalid_json' | 'lone_surrogate' | 'non_finite' | 'too_deep';
+
+/** A body that cannot be accepted at all. Carries the location but never the offending text. */
+export class StrictJsonError extends Error {
+  readonly kind: StrictJsonErrorKind;
+  /** Location of the value (or of the object holding the key) where the problem is. */
+  readonly segments: JsonPathSegments;
+  /** UTF-16 offset in the text. */
+  readonly offset: number;
+  constructor(kind: StrictJsonErrorKind, message: string, segments: JsonPathSegments, offset: number) {
+    super(message);
+    this.name = 'StrictJsonError';
+    this.kind = kind;
+    this.segments = segments;
+    this.offset = offset;
+  }
+}
+
+export const DEFAULT_MAX_DEPTH = 64;
+
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** `$`, `$.a[1].b`, `$['a.b']` — concrete location in the notation used in error output. */
+export function formatSegments(segments: JsonPathSegments, root = '$'): string {
+  let out = root;
+  for (const s of segments) {
+    if (typeof s === 'number') out += `[${s}]`;
+    else if (IDENT.test(s)) out += `.${s}`;
+    else out += `['${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}']`;
+  }
+  return out;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function isWellFormed(s: string): boolean {
+  return (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+}
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/** Parse `input` strictly. Throws StrictJsonError; never returns a partial value. */
+export function parseStrictJson(input: string | Uint8Array, options: StrictJsonOptions = {}): StrictJsonResult {
+  let text: string;
+  if (typeof input === 'string') {
+    text = input;
+  } else {
+    try {
+      text = utf8.decode(input);
+    } catch {
+      throw new StrictJsonError('invalid_json', 'the body is not valid UTF-8', [], 0);
+    }
+  }
+  const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+  const len = text.length;
+  let pos = 0;
+  const path: Array<string | number> = [];
+  const duplicateKeys: DuplicateKeyFinding[] = [];
+  const unsafeIntegers: JsonPathSegments[] = [];
+
+  const fail = (kind: StrictJsonErrorKind, message: string, at = pos): never => {
+    throw new StrictJsonError(kind, message, path.slice(), at);
+  };
+  const unexpected = (): never =>
+    pos >= len
+      ? fail('invalid_json', `unexpected end of input at offset ${pos}`)
+      : fail('invalid_json', `unexpected character at offset ${pos}`);
+
+  const skipWs = (): void => {
+    while (pos < len) {
+      const c = text.charCodeAt(pos);
+      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) pos++;
+      else break;
+    }
+  };
+
+  const parseString = (): string => {
+    // pos is at the opening quote
+    const start = ++pos;
+    let surrogate = false;
+    // Fast path: no escapes, just find the closing quote.
+    for (;;) {
+      if (pos >= len) return unexpected();
+      const c = text.charCodeAt(pos);
+      if (c === 0x22) {
+        const s = text.slice(start, pos++);
+        if (surrogate && !isWellFormed(s)) fail('lone_surrogate', 'a string contains a lone surrogate', start - 1);
+        return s;
+      }
+      if (c === 0x5c) break;
+      if (c < 0x20) return fail('invalid_json', `unescaped control character at offset ${pos}`);
+      if (c >= 0xd800 && c <= 0xdfff) surrogate = true;
+      pos++;
+    }
+    let out = text.slice(start, pos);
+    let chunk = pos;
+    for (;;) {
+      if (pos >= len) return unexpected();
+      const c = text.charCodeAt(pos);
+      if (c === 0x22) {
+        out += text.slice(chunk, pos++);
+        break;
+      }
+      if (c === 0x5c) {
+        out += text.slice(chunk, pos);
+        const e = text.charCodeAt(pos + 1);
+        pos += 2;
+        switch (e) {
+          case 0x22: out += '"'; break;
+          case 0x5c: out += '\\'; break;
+          case 0x2f: out += '/'; break;
+          case 0x62: out += '\b'; break;
+          case 0x66: out += '\f'; break;
+          case 0x6e: out += '\n'; break;
+          case 0x72: out += '\r'; break;
+          case 0x74: out += '\t'; break;
+          case 0x75: {
+            let code = 0;
+            for (let k = 0; k < 4; k++) {
+              const h = text.charCodeAt(pos + k);
+              let d: number;
+              if (h >= 0x30 && h <= 0x39) d = h - 0x30;
+              else if (h >= 0x41 && h <= 0x46) d = h - 0x37;
+              else if (h >= 0x61 && h <= 0x66) d = h - 0x57;
+              else {
+                pos += k;
+                return fail('invalid_json', `invalid \\u escape at offset ${pos}`);
+              }
+              code = code * 16 + d;
+            }
+            pos += 4;
+            if (code >= 0xd800 && code <= 0xdfff) surrogate = true;
+            out += String.fromCharCode(code);
+            break;
+          }
+          default:
+            pos -= 1;
+            return fail('invalid_json', `invalid escape at offset ${pos}`);
+        }
+        chunk = pos;
+        continue;
+      }
+      if (c < 0x20) return fail('invalid_json', `unescaped control character at offset ${pos}`);
+      if (c >= 0xd800 && c <= 0xdfff) surrogate = true;
+      pos++;
+    }
+    if (surrogate && !isWellFormed(out)) fail('lone_surrogate', 'a string contains a lone surrogate', start - 1);
+    return out;
+  };
+
+  const parseNumber = (): number => {
+    const start = pos;
+    let integer = true;
+    if (text.charCodeAt(pos) === 0x2d) pos++;
+    let c = text.charCodeAt(pos);
+    if (c === 0x30) {
+      pos++;
+    } else if (c >= 0x31 && c <= 0x39) {
+      do pos++;
+      while ((c = text.charCodeAt(pos)) >= 0x30 && c <= 0x39);
+    } else {
+      return unexpected();
+    }
+    c = text.charCodeAt(pos);
+    if (c === 0x2e) {
+      integer = false;
+      pos++;
+      c = text.charCodeAt(pos);
+      if (!(c >= 0x30 && c <= 0x39)) return unexpected();
+      do pos++;
+      while ((c = text.charCodeAt(pos)) >= 0x30 && c <= 0x39);
+    }
+    if (c === 0x65 || c === 0x45) {
+      integer = false;
+      pos++;
+      c = text.charCodeAt(pos);
+      if (c === 0x2b || c === 0x2d) {
+        pos++;
+        c = text.charCodeAt(pos);
+      }
+      if (!(c >= 0x30 && c <= 0x39)) return unexpected();
+      do pos++;
+      while ((c = text.charCodeAt(pos)) >= 0x30 && c <= 0x39);
+    }
+    // Short integers are always safe: skip the conversion cost of the check.
+    const digits = pos - start;
+    const n = Number(text.slice(start, pos));
+    if (!Number.isFinite(n)) return fail('non_finite', 'a number is too large to represent (not finite)', start);
+    if (integer && digits > 15 && !Number.isSafeInteger(n)) unsafeIntegers.push(path.slice());
+    return n;
+  };
+
+  const parseValue = (depth: number): Json => {
+    skipWs();
+    const c = text.charCodeAt(pos);
+    if (c === 0x7b) return parseObject(depth + 1);
+    if (c === 0x5b) return parseArray(depth + 1);
+    if (c === 0x22) return parseString();
+    if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return parseNumber();
+    if (c === 0x74 && text.startsWith('true', pos)) {
+      pos += 4;
+      return true;
+    }
+    if (c === 0x66 && text.startsWith('false', pos)) {
+      pos += 5;
+      return false;
+    }
+    if (c === 0x6e && text.startsWith('null', pos)) {
+      pos += 4;
+      return null;
+    }
+    return unexpected();
+  };
+
+  const parseArray = (depth: number): Json[] => {
+    if (depth > maxDepth) fail('too_deep', `nesting is deeper than ${maxDepth} levels`);
+    pos++;
+    const arr: Json[] = [];
+    skipWs();
+    if (text.charCodeAt(pos) === 0x5d) {
+      pos++;
+      return arr;
+    }
+    const at = path.length;
+    path.push(0);
+    for (let i = 0; ; i++) {
+      path[at] = i;
+      arr.push(parseValue(depth));
+      skipWs();
+      const c = text.charCodeAt(pos);
+      if (c === 0x2c) {
+        pos++;
+        continue;
+      }
+      if (c === 0x5d) {
+        pos++;
+        break;
+      }
+      return unexpected();
+    }
+    path.pop();
+    return arr;
+  };
+
+  const parseObject = (depth: number): { [key: string]: Json } => {
+    if (depth > maxDepth) fail('too_deep', `nesting is deeper than ${maxDepth} levels`);
+    pos++;
+    const obj: { [key: string]: Json } = {};
+    skipWs();
+    if (text.charCodeAt(pos) === 0x7d) {
+      pos++;
+      return obj;
+    }
+    const at = path.length;
+    path.push('');
+    for (;;) {
+      skipWs();
+      if (text.charCodeAt(pos) !== 0x22) return unexpected();
+      let key: string;
+      try {
+        path.length = at; // a bad key is reported at the object holding it
+        key = parseString();
+      } finally {
+        path.length = at + 1;
+      }
+      path[at] = key;
+      skipWs();
+      if (text.charCodeAt(pos) !== 0x3a) return unexpected();
+      pos++;
+      const value = parseValue(depth);
+      if (obj[key] !== undefined && hasOwn.call(obj, key)) {
+        duplicateKeys.push({ segments: path.slice(0, at), key });
+      }
+      if (key === '__proto__') {
+        Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+      } else {
+        obj[key] = value;
+      }
+      skipWs();
+      const c = text.charCodeAt(pos);
+      if (c === 0x2c) {
+        pos++;
+        continue;
+      }
+      if (c === 0x7d) {
+        pos++;
+        break;
+      }
+      return unexpected();
+    }
+    path.pop();
+    return obj;
+  };
+
+  const value = parseValue(0);
+  skipWs();
+  if (pos < len) unexpected();
+  return { value, duplicateKeys, unsafeIntegers };
+}
