@@ -20,6 +20,8 @@ export interface OpenStoreOptions {
   dataDir: string;
   /** PostgreSQL pool size per instance. */
   poolSize?: number;
+  /** PostgreSQL schema (default `public`). */
+  schema?: string;
 }
 
 export function isPostgresUrl(url: string | null | undefined): url is string {
@@ -29,7 +31,7 @@ export function isPostgresUrl(url: string | null | undefined): url is string {
 /** Opens and migrates the configured store. */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
   if (isPostgresUrl(options.databaseUrl)) {
-    return createPostgresStore({ connectionString: options.databaseUrl, poolSize: options.poolSize });
+    return createPostgresStore({ connectionString: options.databaseUrl, poolSize: options.poolSize, schema: options.schema });
   }
   if (options.databaseUrl) {
     throw new TypeError('database URL must start with postgres:// or postgresql:// (leave it unset for the embedded SQLite store)');
