@@ -1,0 +1,177 @@
+/**
+ * @module Service configuration: the only module that reads the environment.
+ * Everything is parsed and validated once at start; a bad value is a ConfigError
+ * naming the variable (or flag), so the operator knows what to fix before any
+ * request is served. `aov serve` flags override the environment.
+ */
+import path from 'node:path';
+import { parsePaymentConfig } from './payments/config.js';
+import type { PaymentConfig } from './payments/config.js';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export interface Config {
+  host: string;
+  port: number;
+  /** Absolute path of the data directory (SQLite database, signing keys). */
+  dataDir: string;
+  /** Empty → embedded SQLite in dataDir; `postgres://…` → PostgreSQL. */
+  databaseUrl: string;
+  serviceName: string;
+  /** Public base URL without trailing slash, used in receipts, cards and docs. */
+  publicBaseUrl: string;
+  freeAllowancePerDay: number;
+  trustProxy: boolean;
+  bodyLimitBytes: number;
+  maxJsonDepth: number;
+  listCap: number;
+  schemaCacheSize: number;
+  logLevel: LogLevel;
+  /** Hostnames accepted in Host/Origin by the MCP endpoint (DNS-rebinding protection). */
+  allowedHosts: string[];
+  payments: PaymentConfig;
+}
+
+export class ConfigError extends Error {
+  /** The environment variable or flag that is wrong. */
+  readonly setting: string;
+  constructor(setting: string, message: string) {
+    super(`${setting}: ${message}`);
+    this.name = 'ConfigError';
+    this.setting = setting;
+  }
+}
+
+/** Command-line overrides (`aov serve --port 9000 …`), already split into name → value. */
+export interface ConfigFlags {
+  host?: string;
+  port?: string;
+  'data-dir'?: string;
+  'database-url'?: string;
+  'public-base-url'?: string;
+  'free-allowance'?: string;
+  'trust-proxy'?: string;
+  'log-level'?: string;
+}
+
+export const CONFIG_FLAGS: ReadonlyArray<{ flag: keyof ConfigFlags; env: string; boolean?: boolean }> = [
+  { flag: 'host', env: 'HOST' },
+  { flag: 'port', env: 'PORT' },
+  { flag: 'data-dir', env: 'DATA_DIR' },
+  { flag: 'database-url', env: 'DATABASE_URL' },
+  { flag: 'public-base-url', env: 'PUBLIC_BASE_URL' },
+  { flag: 'free-allowance', env: 'FREE_ALLOWANCE_PER_DAY' },
+  { flag: 'trust-proxy', env: 'TRUST_PROXY', boolean: true },
+  { flag: 'log-level', env: 'LOG_LEVEL' },
+];
+
+type Env = Record<string, string | undefined>;
+
+function intSetting(name: string, raw: string | undefined, def: number, min: number, max: number): number {
+  if (raw === undefined || raw.trim() === '') return def;
+  const s = raw.trim();
+  if (!/^[0-9]+$/.test(s)) throw new ConfigError(name, `must be a whole number, got '${s}'`);
+  const n = Number(s);
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${s}`);
+  return n;
+}
+
+function boolSetting(name: string, raw: string | undefined, def: boolean): boolean {
+  if (raw === undefined || raw.trim() === '') return def;
+  const s = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(s)) return true;
+  if (['0', 'false', 'no', 'off'].includes(s)) return false;
+  throw new ConfigError(name, `must be true or false, got '${raw.trim()}'`);
+}
+
+function hostOf(url: string): string {
+  const h = new URL(url).hostname;
+  return h.startsWith('[') && h.endsWith(']') ? h.slice(1, -1) : h;
+}
+
+/**
+ * Build the configuration from an environment map and optional flags.
+ * Flag names are reported as `--flag`, environment variables by name.
+ */
+export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Config {
+  // Merge: a flag wins over its variable; errors name whichever was used.
+  const merged: Env = { ...env };
+  const source: Record<string, string> = {};
+  for (const { flag, env: name } of CONFIG_FLAGS) {
+    source[name] = name;
+    const v = flags[flag];
+    if (v !== undefined) {
+      merged[name] = v;
+      source[name] = `--${flag}`;
+    }
+  }
+  const get = (name: string): string | undefined => merged[name];
+  const label = (name: string): string => source[name] ?? name;
+
+  const host = (get('HOST') ?? '').trim() || '127.0.0.1';
+  const port = intSetting(label('PORT'), get('PORT'), 8080, 0, 65535);
+  const dataDir = path.resolve((get('DATA_DIR') ?? '').trim() || './data');
+  const databaseUrl = (get('DATABASE_URL') ?? '').trim();
+  if (databaseUrl !== '' && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError(label('DATABASE_URL'), 'must be empty (embedded SQLite) or a postgres:// URL');
+  }
+  const serviceName = (get('SERVICE_NAME') ?? '').trim() || 'agent-output-verifier';
+
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const rawBase = (get('PUBLIC_BASE_URL') ?? '').trim() || `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : urlHost}:${port}`;
+  let publicBaseUrl: string;
+  try {
+    const u = new URL(rawBase);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+    if (u.search || u.hash) throw new Error('query');
+    publicBaseUrl = u.toString().replace(/\/+$/, '');
+  } catch {
+    throw new ConfigError(label('PUBLIC_BASE_URL'), `must be an absolute http(s) URL without query, got '${rawBase}'`);
+  }
+
+  const freeAllowancePerDay = intSetting(label('FREE_ALLOWANCE_PER_DAY'), get('FREE_ALLOWANCE_PER_DAY'), 1000, 0, 1_000_000_000);
+  const trustProxy = boolSetting(label('TRUST_PROXY'), get('TRUST_PROXY'), false);
+  const bodyLimitBytes = intSetting('BODY_LIMIT_BYTES', get('BODY_LIMIT_BYTES'), 1024 * 1024, 1024, 100 * 1024 * 1024);
+  const maxJsonDepth = intSetting('MAX_JSON_DEPTH', get('MAX_JSON_DEPTH'), 64, 2, 10_000);
+  const listCap = intSetting('LIST_CAP', get('LIST_CAP'), 100, 1, 100_000);
+  const schemaCacheSize = intSetting('SCHEMA_CACHE_SIZE', get('SCHEMA_CACHE_SIZE'), 500, 0, 1_000_000);
+
+  const rawLevel = ((get('LOG_LEVEL') ?? '').trim() || 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(rawLevel)) {
+    throw new ConfigError(label('LOG_LEVEL'), `must be one of ${LOG_LEVELS.join(', ')}, got '${rawLevel}'`);
+  }
+
+  const rawHosts = (get('ALLOWED_HOSTS') ?? '').trim();
+  const allowedHosts = rawHosts
+    ? rawHosts.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean)
+    : ['localhost', '127.0.0.1', '::1'];
+  const baseHost = hostOf(publicBaseUrl).toLowerCase();
+  if (!allowedHosts.includes(baseHost)) allowedHosts.push(baseHost);
+
+  let payments: PaymentConfig;
+  try {
+    payments = parsePaymentConfig(merged);
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    throw new ConfigError('payments', msg);
+  }
+
+  return {
+    host,
+    port,
+    dataDir,
+    databaseUrl,
+    serviceName,
+    publicBaseUrl,
+    freeAllowancePerDay,
+    trustProxy,
+    bodyLimitBytes,
+    maxJsonDepth,
+    listCap,
+    schemaCacheSize,
+    logLevel: rawLevel as LogLevel,
+    allowedHosts,
+    payments,
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * @module Admission of a paid-or-free request, in one place so payment can be
+ * slotted in: validation first (an invalid request is never charged nor counted),
+ * then the free allowance. The x402 step extends `admitVerification` after the
+ * allowance check (allowance spent → payment instead of 429).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../errors.js';
+import type { ParsedRequest } from '../core/types.js';
+import type { AllowanceInfo, ClientContext, VerifierService } from '../service/types.js';
+
+export interface AdmissionContext {
+  service: VerifierService;
+  clientKey(request: FastifyRequest): string;
+}
+
+export interface Admission {
+  parsed: ParsedRequest;
+  client: ClientContext;
+  /** How the request was admitted. */
+  via: 'free_allowance';
+  allowance: AllowanceInfo;
+  /** Undo the admission (give the allowance unit back) when the work fails. */
+  release(): Promise<void>;
+}
+
+/** Set the Free-Allowance-* headers of SPEC §6 on a reply. */
+export function setAllowanceHeaders(reply: FastifyReply, info: AllowanceInfo): void {
+  reply.header('Free-Allowance-Remaining', String(info.remaining));
+  reply.header('Free-Allowance-Limit', String(info.limit));
+  reply.header('Free-Allowance-Resets', info.resetsAt);
+}
+
+function bodyOf(request: FastifyRequest): Buffer | string | null {
+  const body = request.body as unknown;
+  if (body === undefined || body === null) return null;
+  if (Buffer.isBuffer(body)) return body.length === 0 ? null : body;
+  if (typeof body === 'string') return body.length === 0 ? null : body;
+  return null;
+}
+
+export async function admitVerification(ctx: AdmissionContext, request: FastifyRequest, reply: FastifyReply): Promise<Admission> {
+  const body = bodyOf(request);
+  if (body === null) {
+    // With payments off there is no discovery probe to answer: an empty POST is simply invalid.
+    throw new ApiError('invalid_request', {
+      message: 'The request body is empty.',
+      fields: [{ field: 'body', problem: 'empty', fix: 'send a JSON verification request (see /openapi.json)' }],
+    });
+  }
+  const parsed = ctx.service.parseRequest(body);
+
+  const client: ClientContext = { clientKey: ctx.clientKey(request) };
+  const allowance = await ctx.service.consumeAllowance(client);
+  setAllowanceHeaders(reply, allowance);
+  if (!allowance.allowed) {
+    reply.header('Retry-After', String(allowance.retryAfter));
+    throw new ApiError('free_allowance_exhausted', {
+      message: `The free daily allowance of ${allowance.limit} verifications for this client is used up; it resets at ${allowance.resetsAt}.`,
+      retryAfter: allowance.retryAfter,
+    });
+  }
+  let released = false;
+  return {
+    parsed,
+    client,
+    via: 'free_allowance',
+    allowance,
+    async release() {
+      if (released) return;
+      released = true;
+      await ctx.service.refundAllowance(client);
+    },
+  };
+}

@@ -1,0 +1,160 @@
+/**
+ * @module Discovery documents, generated from the live configuration so they
+ * never drift from what the server does: the A2A agent card (with the signing
+ * keys), the advisory x402 manifest, and /llms.txt.
+ */
+import type { Config } from '../config.js';
+import { ERROR_TABLE } from '../errors.js';
+
+export interface DiscoveryContext {
+  config: Config;
+  /** Version of the service (package version). */
+  version: string;
+  /** The attestation extension entry (SPEC §5.3) listing every signing key. */
+  attestationExtension(): Record<string, unknown>;
+}
+
+const INVOICE_EXAMPLE = {
+  task_id: 'invoice-42',
+  agent_id: 'seller-7',
+  expected_schema: {
+    type: 'object',
+    required: ['invoice_id', 'total'],
+    properties: { invoice_id: { type: 'string', pattern: '^INV-[0-9]{4}$' }, total: { type: 'number' } },
+  },
+  submitted_output: { invoice_id: 'INV-0042', total: 135 },
+};
+
+export function agentCard(ctx: DiscoveryContext): Record<string, unknown> {
+  const { config } = ctx;
+  const base = config.publicBaseUrl;
+  return {
+    protocolVersion: '0.3.0',
+    name: config.serviceName,
+    description:
+      'Verifies an AI agent\'s structured output against a JSON Schema, numeric bounds and cross-field rules, and returns an Ed25519-signed receipt anyone can verify offline.',
+    url: base,
+    preferredTransport: 'HTTP+JSON',
+    additionalInterfaces: [
+      { url: base, transport: 'HTTP+JSON' },
+      { url: `${base}/mcp`, transport: 'MCP' },
+    ],
+    // A2A v1.0 name for the same list.
+    supportedInterfaces: [
+      { url: base, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+      { url: `${base}/mcp`, protocolBinding: 'MCP', protocolVersion: '2025-06-18' },
+    ],
+    version: ctx.version,
+    documentationUrl: `${base}/docs`,
+    capabilities: {
+      streaming: false,
+      pushNotifications: false,
+      stateTransitionHistory: false,
+      extensions: [ctx.attestationExtension()],
+    },
+    defaultInputModes: ['application/json'],
+    defaultOutputModes: ['application/json'],
+    skills: [
+      {
+        id: 'verify_schema',
+        name: 'Verify agent output',
+        description:
+          'POST /verify/schema (alias /verify/deliverable): check submitted_output against expected_schema plus optional bounds and rules; returns a pass/fail verdict with repair hints and an Ed25519-signed receipt.',
+        tags: ['json-schema', 'verification', 'receipt', 'ed25519'],
+        examples: [JSON.stringify(INVOICE_EXAMPLE), 'Check this invoice against my schema before I pay for it.'],
+        inputModes: ['application/json'],
+        outputModes: ['application/json'],
+      },
+      {
+        id: 'get_verification_record',
+        name: 'Agent verification record',
+        description:
+          'GET /score/{agent_id}: the signed 0-100 trust score of an agent from its non-test verification history, with its inputs; GET /reputation/{agent_id} for the paged pass/fail history.',
+        tags: ['reputation', 'trust-score'],
+        examples: [`${base}/score/seller-7`, 'How reliable has agent seller-7 been?'],
+        inputModes: ['application/json'],
+        outputModes: ['application/json'],
+      },
+    ],
+    provider: { organization: config.serviceName, url: base },
+  };
+}
+
+/** Advisory x402 manifest; payment routes themselves are authoritative (402 + PAYMENT-REQUIRED). */
+export function x402Manifest(config: Config): Record<string, unknown> {
+  const payments = config.payments as unknown as { enabled: boolean } & Record<string, unknown>;
+  const freeAllowance = {
+    per_client_per_day: config.freeAllowancePerDay,
+    resets: 'at 00:00 UTC',
+    applies_to: ['POST /verify/schema', 'POST /verify/deliverable', 'MCP tool verify_schema'],
+  };
+  if (!payments.enabled) {
+    return {
+      x402Version: 2,
+      payments_enabled: false,
+      message: 'Payments are off on this server: verification is free within the daily allowance; score is free.',
+      free_allowance: freeAllowance,
+      routes: [],
+    };
+  }
+  return {
+    x402Version: 2,
+    payments_enabled: true,
+    free_allowance: freeAllowance,
+    // The payment module's config holds routes/prices/networks; expose it as-is (no secrets live there).
+    routes: Array.isArray(payments.routes) ? payments.routes : [],
+  };
+}
+
+export function llmsTxt(ctx: DiscoveryContext): string {
+  const { config } = ctx;
+  const base = config.publicBaseUrl;
+  const errors = Object.entries(ERROR_TABLE)
+    .map(([code, d]) => `- \`${code}\` (${d.status}${d.retryable ? ', retryable' : ''}): ${d.message}`)
+    .join('\n');
+  const payments = config.payments.enabled
+    ? 'Payments (x402 v2) are ON: once the free allowance is spent, paid routes answer 402 with PAYMENT-REQUIRED. See /.well-known/x402.'
+    : 'Payments are OFF on this server: once the free allowance is spent, verify answers 429 free_allowance_exhausted until the next UTC midnight.';
+  return `# ${config.serviceName}
+
+> Verifies an AI agent's structured output (an invoice, a deliverable, any JSON) against the buyer's JSON Schema, numeric bounds and cross-field rules before anyone pays, and returns a deterministic verdict with an Ed25519-signed receipt anyone can verify offline.
+
+Base URL: ${base}
+Version: ${ctx.version}
+
+## Endpoints
+- POST ${base}/verify/schema (alias POST ${base}/verify/deliverable): body is a JSON verification request; Content-Type: application/json. Returns the signed receipt.
+- GET ${base}/verifications/{verification_id}: the stored signed receipt, byte-identical to the original response. Free.
+- GET ${base}/reputation/{agent_id}?limit=&cursor=: pass/fail counts and history (newest first, paged). Free.
+- GET ${base}/score/{agent_id}: signed 0-100 trust score with its inputs. Ids starting with \`test-\` are never scored (422).
+- POST ${base}/mcp: MCP (Streamable HTTP, stateless), tools \`verify_schema\` and \`get_verification_record\`.
+- GET ${base}/.well-known/agent-card.json: A2A agent card; lists every signing public key (attestation extension).
+- GET ${base}/.well-known/x402: payment manifest. GET ${base}/openapi.json, ${base}/docs: API description. GET ${base}/health.
+
+## Request (POST /verify/schema)
+Fields: task_id (required, 1-200 chars), agent_id (optional), expected_schema (required, JSON Schema; draft 2020-12 unless $schema says 2019-09 or draft-07), submitted_output (required, any JSON), strict_content_check (false), bounds ({path: {min, max, if_present}}), rules ([{type: sum_equals|gte|lte|exists_in|unique, field, ...}]), enforce_rules (false), detail ("full" | "compact").
+Example: ${JSON.stringify(INVOICE_EXAMPLE)}
+Unknown fields, duplicate keys or unsafe integers outside submitted_output, invalid JSON, and nesting deeper than ${config.maxJsonDepth} are rejected with 422. Nothing is charged or counted for a 422.
+
+## Limits
+- Body: at most ${config.bodyLimitBytes} bytes (413 payload_too_large beyond).
+- JSON nesting depth: ${config.maxJsonDepth}.
+- Lists in responses (errors, hints, flags, history page): at most ${config.listCap} entries; *_total and *_omitted say how many were cut.
+
+## Free allowance
+Each client (by IP address${config.trustProxy ? ', taken from the left-most X-Forwarded-For entry' : ''}) gets ${config.freeAllowancePerDay} free verifications per UTC day, shared by REST and the MCP verify_schema tool. Every verify response carries Free-Allowance-Remaining, Free-Allowance-Limit and Free-Allowance-Resets headers.
+${payments}
+
+## Errors
+Every error has the shape {code, message, status, retryable, charged: false, next_actions, fields: [{field, problem, fix}]} plus retry_after (seconds) when retryable. Codes:
+${errors}
+
+## Verifying a receipt offline
+1. Fetch the public keys from ${base}/.well-known/agent-card.json: capabilities.extensions[] entry whose uri starts with urn:json-schema-verifier:extension:attestation:, params.publicKeys[] (keyVersion, publicKey = base64 of the raw 32-byte Ed25519 key). Pick the key whose keyVersion equals attestation.key_version.
+2. Remove "attestation" from the receipt; call the rest R.
+3. Build {"context": "json-schema-verifier/verify-schema-attestation/v1", "algorithm": "Ed25519", "key_version": attestation.key_version, "attested_at": attestation.timestamp, "response": R} (for /score responses the context is json-schema-verifier/trust-score-attestation/v1).
+4. Canonicalize it with RFC 8785 (JCS), take the UTF-8 bytes, and check the Ed25519 signature (attestation.signature, standard base64).
+5. Optionally recompute the hashes: output_hash = SHA-256(JCS(submitted_output)), schema_hash = SHA-256(JCS(expected_schema)), rules_hash = SHA-256(JCS({"bounds": ..., "rules": ...} as supplied)), request_hash over the request with defaults filled in (test vectors in the agent card).
+Or use the command line offline: save the agent card to a file and run aov receipt verify (see aov receipt --help).
+`;
+}

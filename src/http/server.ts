@@ -1,0 +1,340 @@
+/**
+ * @module The REST service on Fastify 5: SPEC §6 routes (verify, score,
+ * reputation, stored receipts, discovery, health, metrics, OpenAPI/docs), one
+ * error shape on every path (including 404/405/413/415), request ids, and a
+ * closing state that turns new requests away with 503 during shutdown.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import type { Config } from '../config.js';
+import { ApiError, errorBody } from '../errors.js';
+import type { ErrorBody } from '../errors.js';
+import { mcpServerCard, registerMcpRoutes } from '../mcp/index.js';
+import type { VerifierService } from '../service/types.js';
+import { admitVerification, setAllowanceHeaders } from './admission.js';
+import { createClientKeyResolver } from './client-key.js';
+import { agentCard, llmsTxt, x402Manifest } from './discovery.js';
+import type { DiscoveryContext } from './discovery.js';
+import { toErrorBody } from './errors.js';
+import { createHttpMetrics } from './metrics.js';
+import type { HttpMetrics } from './metrics.js';
+import {
+  agentIdParams,
+  allowanceHeaders,
+  errorResponses,
+  errorSchema,
+  receiptSchema,
+  reputationQuery,
+  reputationSchema,
+  trustScoreSchema,
+  verificationIdParams,
+  verificationRequestSchema,
+} from './schemas.js';
+
+export interface Readiness {
+  database: boolean;
+  signingKey: boolean;
+}
+
+export interface HttpServerOptions {
+  config: Config;
+  service: VerifierService;
+  /** Package version, shown in cards and docs. */
+  version: string;
+  /** The attestation extension (SPEC §5.3), read live from the key ring. */
+  attestationExtension(): Record<string, unknown>;
+  /** Whether the database answers and a signing key is loaded. */
+  readiness(): Promise<Readiness>;
+  /** Fastify logger setting; defaults to pino at config.logLevel. */
+  logger?: FastifyServerOptions['logger'];
+  /** Register the MCP adapter (default true). */
+  mcp?: boolean;
+}
+
+export interface HttpServer {
+  app: FastifyInstance;
+  metrics: HttpMetrics;
+  /** Stop taking new requests (503) while in-flight ones finish; then closes Fastify. */
+  close(): Promise<void>;
+  readonly closing: boolean;
+}
+
+const VERIFY_ROUTES = ['/verify/schema', '/verify/deliverable'] as const;
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+function sendError(reply: FastifyReply, body: ErrorBody): FastifyReply {
+  if (body.retry_after !== undefined && !reply.hasHeader('Retry-After')) reply.header('Retry-After', String(body.retry_after));
+  return reply.code(body.status).type(JSON_TYPE).send(JSON.stringify(body));
+}
+
+/** Matches request paths against the registered route patterns, to tell 405 from 404. */
+function createRouteIndex() {
+  const routes: Array<{ method: string; re: RegExp }> = [];
+  return {
+    add(method: string | string[], url: string) {
+      const pattern = url
+        .split('/')
+        .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg === '*' ? '.*' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+        .join('/');
+      for (const m of Array.isArray(method) ? method : [method]) routes.push({ method: m.toUpperCase(), re: new RegExp(`^${pattern}/?$`) });
+    },
+    methodsFor(path: string): string[] {
+      return [...new Set(routes.filter((r) => r.re.test(path)).map((r) => r.method))];
+    },
+  };
+}
+
+export async function createHttpServer(options: HttpServerOptions): Promise<HttpServer> {
+  const { config, service } = options;
+  const metrics = createHttpMetrics();
+  const clientKey = createClientKeyResolver(config.trustProxy);
+  const discovery: DiscoveryContext = { config, version: options.version, attestationExtension: options.attestationExtension };
+  const routeIndex = createRouteIndex();
+  let closing = false;
+
+  const app = Fastify({
+    logger: options.logger ?? { level: config.logLevel },
+    genReqId: () => randomUUID(),
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    return503OnClosing: false,
+    routerOptions: { ignoreTrailingSlash: true },
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: true, allErrors: false } },
+    frameworkErrors(error, _request, reply) {
+      void sendError(reply, toErrorBody(error, config.bodyLimitBytes));
+    },
+  });
+
+  // Response schemas document the API; responses are serialized as plain JSON so
+  // nothing is ever dropped or reordered by a schema-driven serializer.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.addSchema(errorSchema);
+  app.addSchema(verificationRequestSchema);
+  app.addSchema(receiptSchema);
+  app.addSchema(trustScoreSchema);
+  app.addSchema(reputationSchema);
+
+  app.addHook('onRoute', (route) => {
+    routeIndex.add(route.method, route.url);
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+    (request as FastifyRequest & { startedAt?: bigint }).startedAt = process.hrtime.bigint();
+    if (closing) {
+      reply.header('Connection', 'close');
+      return sendError(reply, errorBody('unavailable', { message: 'The service is shutting down; try again shortly.' }));
+    }
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const started = (request as FastifyRequest & { startedAt?: bigint }).startedAt;
+    metrics.requests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    if (started !== undefined) {
+      metrics.latency.observe({ method: request.method, route }, Number(process.hrtime.bigint() - started) / 1e9);
+    }
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const body = toErrorBody(error, config.bodyLimitBytes);
+    if (body.status >= 500) request.log.error({ err: error }, 'request failed');
+    else request.log.info({ code: body.code }, 'request rejected');
+    return sendError(reply, body);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const allowed = routeIndex.methodsFor(path);
+    if (allowed.length > 0 && !allowed.includes(request.method)) {
+      reply.header('Allow', allowed.join(', '));
+      return sendError(reply, errorBody('method_not_allowed', { message: `${request.method} is not allowed here; use ${allowed.join(', ')}.` }));
+    }
+    return sendError(reply, errorBody('not_found'));
+  });
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: config.serviceName,
+        version: options.version,
+        description:
+          'Verify AI-agent structured output against a JSON Schema, bounds and cross-field rules; get an Ed25519-signed receipt verifiable offline (keys in /.well-known/agent-card.json).',
+      },
+      servers: [{ url: config.publicBaseUrl }],
+    },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs', staticCSP: true });
+
+  // ---- verification (raw body → the core's strict parser) ----
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    // The strict I-JSON parser needs the exact bytes: hashes and signatures cover what it parses.
+    scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+    scope.addHook('onSend', async (request, reply, payload) => {
+      // Every verify response carries the allowance headers, also errors that came before the count.
+      if (!reply.hasHeader('Free-Allowance-Limit')) {
+        try {
+          setAllowanceHeaders(reply, await service.peekAllowance({ clientKey: clientKey(request) }));
+        } catch {
+          // Headers are advisory; a failing store already shows in the status code.
+        }
+      }
+      return payload;
+    });
+
+    for (const url of VERIFY_ROUTES) {
+      scope.post(
+        url,
+        {
+          bodyLimit: config.bodyLimitBytes,
+          // The declared body schema is documentation; the strict parser validates.
+          validatorCompiler: () => () => true,
+          schema: {
+            summary: url === '/verify/schema' ? 'Verify an output and get a signed receipt' : 'Alias of POST /verify/schema',
+            tags: ['verify'],
+            body: { $ref: 'VerificationRequest#' },
+            response: {
+              200: { description: 'Signed receipt (pass or fail).', headers: allowanceHeaders, content: { 'application/json': { schema: { $ref: 'Receipt#' } } } },
+              ...errorResponses(413, 415, 422, 429, 500, 503),
+            },
+          },
+        },
+        async (request, reply) => {
+          const admission = await admitVerification({ service, clientKey }, request, reply);
+          let signed;
+          try {
+            signed = await service.verify(admission.parsed);
+          } catch (err) {
+            // An error is never charged: give the allowance unit back.
+            await admission.release().catch((e: unknown) => request.log.error({ err: e }, 'allowance refund failed'));
+            throw err;
+          }
+          metrics.verifications.inc({ result: String(signed.response.result) });
+          return reply.code(200).type(JSON_TYPE).send(signed.text);
+        },
+      );
+    }
+  });
+
+  // ---- records ----
+  app.get(
+    '/verifications/:verification_id',
+    {
+      schema: {
+        summary: 'The stored signed receipt, byte-identical to the original response',
+        tags: ['records'],
+        params: verificationIdParams,
+        response: { 200: { $ref: 'Receipt#' }, ...errorResponses(404, 422, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { verification_id } = request.params as { verification_id: string };
+      const text = await service.getReceipt(verification_id);
+      if (text === null) throw new ApiError('not_found', { message: 'No verification with this id.' });
+      return reply.type(JSON_TYPE).send(text);
+    },
+  );
+
+  app.get(
+    '/reputation/:agent_id',
+    {
+      schema: {
+        summary: 'Pass/fail history of an agent, newest first, paged',
+        tags: ['records'],
+        params: agentIdParams,
+        querystring: reputationQuery(config.listCap),
+        response: { 200: { $ref: 'Reputation#' }, ...errorResponses(422, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { agent_id } = request.params as { agent_id: string };
+      const q = request.query as { limit: number; cursor?: string };
+      const page = await service.reputation(agent_id, { limit: q.limit, cursor: q.cursor ?? null });
+      return reply.type(JSON_TYPE).send(JSON.stringify(page));
+    },
+  );
+
+  app.get(
+    '/score/:agent_id',
+    {
+      schema: {
+        summary: 'Signed 0-100 trust score of an agent (test- agents: 422)',
+        tags: ['records'],
+        params: agentIdParams,
+        response: { 200: { $ref: 'TrustScore#' }, ...errorResponses(422, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { agent_id } = request.params as { agent_id: string };
+      const signed = await service.score(agent_id);
+      return reply.type(JSON_TYPE).send(signed.text);
+    },
+  );
+
+  // ---- discovery ----
+  const hidden = { schema: { hide: true } };
+  app.get('/.well-known/agent-card.json', { schema: { summary: 'A2A agent card with every signing key', tags: ['discovery'] } }, async (_req, reply) =>
+    reply.type(JSON_TYPE).send(JSON.stringify(agentCard(discovery))),
+  );
+  app.get('/.well-known/x402', { schema: { summary: 'Advisory x402 payment manifest', tags: ['discovery'] } }, async (_req, reply) =>
+    reply.type(JSON_TYPE).send(JSON.stringify(x402Manifest(config))),
+  );
+  app.get('/.well-known/mcp/server-card.json', { schema: { summary: 'MCP server card', tags: ['discovery'] } }, async (_req, reply) => {
+    const card = mcpServerCard({ baseUrl: config.publicBaseUrl, serviceName: config.serviceName, version: options.version });
+    return reply.type(JSON_TYPE).send(JSON.stringify(card));
+  });
+  app.get('/llms.txt', { schema: { summary: 'Plain-text guide for agents (live limits and allowance)', tags: ['discovery'] } }, async (_req, reply) =>
+    reply.type('text/plain; charset=utf-8').send(llmsTxt(discovery)),
+  );
+  app.get('/openapi.json', hidden, async (_req, reply) => reply.type(JSON_TYPE).send(JSON.stringify(app.swagger())));
+
+  // ---- operations ----
+  app.get('/health', { schema: { summary: 'Liveness and readiness (database reachable, signing key loaded)', tags: ['operations'] } }, async (_req, reply) => {
+    let ready: Readiness;
+    try {
+      ready = await options.readiness();
+    } catch {
+      ready = { database: false, signingKey: false };
+    }
+    if (closing || !ready.database || !ready.signingKey) {
+      const why = closing ? 'shutting down' : [!ready.database && 'database unreachable', !ready.signingKey && 'no signing key'].filter(Boolean).join(', ');
+      return sendError(reply, errorBody('unavailable', { message: `Not ready: ${why}.` }));
+    }
+    return reply.type(JSON_TYPE).send(JSON.stringify({ status: 'ok', database: 'ok', signing_key: 'ok', version: options.version }));
+  });
+  app.get('/metrics', hidden, async (_req, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
+
+  if (options.mcp !== false) {
+    await registerMcpRoutes(app, {
+      service,
+      baseUrl: config.publicBaseUrl,
+      serviceName: config.serviceName,
+      allowedHosts: config.allowedHosts,
+      clientKey,
+      version: options.version,
+    });
+  }
+
+  await app.ready();
+
+  return {
+    app,
+    metrics,
+    get closing() {
+      return closing;
+    },
+    async close() {
+      closing = true;
+      await app.close();
+    },
+  };
+}

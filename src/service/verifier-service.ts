@@ -1,0 +1,187 @@
+/**
+ * @module The application service behind REST and MCP: strict parsing, the free
+ * allowance (per client, per UTC day), verification + signing + durable storage
+ * of the receipt, reputation and the signed trust score. Transport-free: adapters
+ * hand it bodies and client keys; it hands back signed text and coded errors.
+ */
+import { ApiError } from '../errors.js';
+import type { ParsedRequest } from '../core/types.js';
+import type { ReceiptRecord, ReputationPage, Store } from '../store/store.js';
+import type { AllowanceInfo, ClientContext, SignedResult, VerifierService } from './types.js';
+
+/** What the receipt issuer returns: the signed response and its exact JSON text. */
+export interface IssuedReceipt {
+  response: Record<string, unknown>;
+  text: string;
+}
+
+export interface ReceiptIssuerLike {
+  issue(parsed: ParsedRequest): IssuedReceipt | Promise<IssuedReceipt>;
+}
+
+export interface AttestorLike {
+  /** Adds `verify` + `attestation` to a response signed under `context`. */
+  attach(
+    response: Record<string, unknown>,
+    options: { context: 'verify' | 'score'; timestamp: string },
+  ): Record<string, unknown> | Promise<Record<string, unknown>>;
+}
+
+export interface TrustScoreLike {
+  score: number;
+  [key: string]: unknown;
+}
+
+export interface VerifierServiceDeps {
+  store: Store;
+  issuer: ReceiptIssuerLike;
+  attestor: AttestorLike;
+  /** Strict body parser of the core (SPEC §1). Throws ApiError. */
+  parse(body: string | Buffer): ParsedRequest;
+  /** Validator for an already-parsed value (MCP arguments). Throws ApiError. */
+  parseValue(value: unknown): ParsedRequest;
+  /** The trust-score function over an agent's non-test history. */
+  computeTrustScore(results: Array<{ result: 'pass' | 'fail'; verifiedAt: string }>, now: Date): TrustScoreLike;
+  isTestAgent(agentId: string): boolean;
+  clock(): Date;
+  /** Free verifications per client per UTC day. */
+  freeAllowance: number;
+  /** Largest page of reputation history. */
+  listCap: number;
+}
+
+/** The service extended with what the HTTP layer needs beyond the shared contract. */
+export interface VerifierServiceImpl extends VerifierService {
+  /** The allowance state a 429 / headers describe, without consuming. */
+  readonly freeAllowance: number;
+}
+
+/** `YYYY-MM-DD` of the UTC day containing `now`. */
+export function utcDay(now: Date): string {
+  return now.toISOString().slice(0, 10);
+}
+
+/** Next UTC midnight after `now`, and whole seconds until then (at least 1). */
+export function nextUtcMidnight(now: Date): { resetsAt: string; retryAfter: number } {
+  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+  return {
+    resetsAt: new Date(next).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    retryAfter: Math.max(1, Math.ceil((next - now.getTime()) / 1000)),
+  };
+}
+
+const MAX_ID_LENGTH = 200;
+
+function checkAgentId(agentId: string): void {
+  if (agentId.length < 1 || agentId.length > MAX_ID_LENGTH) {
+    throw new ApiError('invalid_request', {
+      fields: [{ field: 'agent_id', problem: 'must be 1-200 characters', fix: 'use the agent_id sent with the verifications' }],
+    });
+  }
+}
+
+function recordOf(issued: IssuedReceipt, parsed: ParsedRequest): ReceiptRecord {
+  const r = issued.response;
+  const attestation = r.attestation as { key_version?: unknown } | undefined;
+  const overall = r.overall as { ratio?: unknown } | undefined;
+  const verificationId = r.verification_id;
+  const result = r.result;
+  const verifiedAt = r.verified_at;
+  if (typeof verificationId !== 'string' || (result !== 'pass' && result !== 'fail') || typeof verifiedAt !== 'string') {
+    throw new Error('issued receipt lacks verification_id, result or verified_at');
+  }
+  return {
+    verificationId,
+    agentId: parsed.request.agent_id,
+    taskId: parsed.request.task_id,
+    result,
+    // Compact receipts carry no scores; the issuer may expose the ratio beside the response.
+    overallRatio:
+      typeof overall?.ratio === 'number'
+        ? overall.ratio
+        : typeof (issued as { overallRatio?: unknown }).overallRatio === 'number'
+          ? ((issued as { overallRatio?: number }).overallRatio as number)
+          : result === 'pass'
+            ? 1
+            : 0,
+    verifiedAt,
+    keyVersion: typeof attestation?.key_version === 'string' ? attestation.key_version : '',
+    receipt: issued.text,
+  };
+}
+
+export function createVerifierService(deps: VerifierServiceDeps): VerifierServiceImpl {
+  const { store } = deps;
+
+  function info(state: { allowed: boolean; limit: number; used: number; remaining: number }, now: Date): AllowanceInfo {
+    return { ...state, ...nextUtcMidnight(now) };
+  }
+
+  return {
+    freeAllowance: deps.freeAllowance,
+
+    parseRequest(body) {
+      return deps.parse(body);
+    },
+
+    parseRequestValue(value) {
+      return deps.parseValue(value);
+    },
+
+    async consumeAllowance(client: ClientContext) {
+      const now = deps.clock();
+      const state = await store.consumeAllowance(client.clientKey, utcDay(now), deps.freeAllowance);
+      return info(state, now);
+    },
+
+    async peekAllowance(client: ClientContext) {
+      const now = deps.clock();
+      const state = await store.peekAllowance(client.clientKey, utcDay(now), deps.freeAllowance);
+      return info(state, now);
+    },
+
+    async refundAllowance(client: ClientContext) {
+      await store.refundAllowance(client.clientKey, utcDay(deps.clock()));
+    },
+
+    async verify(parsed: ParsedRequest): Promise<SignedResult> {
+      const issued = await deps.issuer.issue(parsed);
+      // Durable before anyone sees it: a receipt that reached a client is never lost.
+      await store.saveReceipt(recordOf(issued, parsed));
+      return { response: issued.response, text: issued.text };
+    },
+
+    async score(agentId: string): Promise<SignedResult> {
+      checkAgentId(agentId);
+      if (deps.isTestAgent(agentId)) {
+        throw new ApiError('invalid_request', {
+          message: "Agent ids starting with 'test-' are examples: they are recorded but never scored.",
+          fields: [{ field: 'agent_id', problem: "starts with 'test-' (example agents are never scored)", fix: 'ask for the score of a real agent id' }],
+        });
+      }
+      const now = deps.clock();
+      const results = await store.agentResults(agentId);
+      const trust = deps.computeTrustScore(results, now);
+      const { score, ...inputs } = trust;
+      const timestamp = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const unsigned: Record<string, unknown> = {
+        agent_id: agentId,
+        score,
+        inputs: (inputs as { inputs?: unknown }).inputs ?? inputs,
+        scored_at: timestamp,
+      };
+      const response = await deps.attestor.attach(unsigned, { context: 'score', timestamp });
+      return { response, text: JSON.stringify(response) };
+    },
+
+    async reputation(agentId: string, page: { limit: number; cursor?: string | null }): Promise<ReputationPage> {
+      checkAgentId(agentId);
+      const limit = Math.max(1, Math.min(deps.listCap, Math.floor(page.limit)));
+      return store.reputation(agentId, { limit, cursor: page.cursor ?? null });
+    },
+
+    async getReceipt(verificationId: string) {
+      return store.getReceipt(verificationId);
+    },
+  };
+}
