@@ -51,6 +51,19 @@ export interface CompiledPatternInfo extends CompiledPattern {
   readonly engine: PatternEngine;
 }
 
+/**
+ * Whether `source` is a valid ECMA-262 pattern under the `u` flag (the `regex` format).
+ * Only syntax is judged here: a valid pattern may still be refused by `compilePattern` as unsafe.
+ */
+export function isValidPattern(source: string): boolean {
+  try {
+    new RegExp(source, 'u');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Compile an ECMA-262 pattern. Throws an Error with a short reason when it is invalid or unsafe. */
 export function compilePattern(source: string): CompiledPatternInfo {
   let native: RegExp;

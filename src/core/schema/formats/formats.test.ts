@@ -1,0 +1,87 @@
+/**
+ * @module Runs the JSON-Schema-Test-Suite `optional/format` cases (schema `{"$schema"?, "format": X}`)
+ * directly against `getFormat`, per draft, and asserts a pass floor.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, it, expect } from 'vitest';
+import { DIALECT_2019_09, DIALECT_2020_12, DIALECT_DRAFT_07, getFormat } from './index.js';
+
+const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
+const suiteRoot = path.resolve(projectRoot, '..', 'shared', 'conformance', 'json-schema-test-suite', 'tests');
+
+interface SuiteCase {
+  description: string;
+  data: unknown;
+  valid: boolean;
+}
+interface SuiteGroup {
+  description: string;
+  schema: unknown;
+  tests: SuiteCase[];
+}
+
+interface Outcome {
+  passed: number;
+  total: number;
+  failures: string[];
+}
+
+function runDraft(folder: string, dialect: string): Outcome {
+  const dir = path.join(suiteRoot, folder, 'optional', 'format');
+  const out: Outcome = { passed: 0, total: 0, failures: [] };
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+    const groups = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as SuiteGroup[];
+    for (const group of groups) {
+      const schema = group.schema as Record<string, unknown>;
+      const keys = Object.keys(schema).filter((k) => k !== '$schema');
+      if (keys.length !== 1 || keys[0] !== 'format' || typeof schema.format !== 'string') continue;
+      const check = getFormat(schema.format, dialect);
+      for (const t of group.tests) {
+        out.total++;
+        const verdict = typeof t.data !== 'string' || check === undefined ? true : check(t.data);
+        if (verdict === t.valid) out.passed++;
+        else out.failures.push(`${file}: ${group.description} / ${t.description} (${JSON.stringify(t.data)})`);
+      }
+    }
+  }
+  return out;
+}
+
+const drafts: Array<[string, string, number]> = [
+  ['draft2020-12', DIALECT_2020_12, 764],
+  ['draft2019-09', DIALECT_2019_09, 757],
+  ['draft7', DIALECT_DRAFT_07, 676],
+];
+
+describe.skipIf(!existsSync(suiteRoot))('optional/format conformance (suite at ../shared/conformance)', () => {
+  it.each(drafts)('%s', (folder, dialect, floor) => {
+    const r = runDraft(folder, dialect);
+    console.log(`optional/format ${folder}: ${r.passed}/${r.total} passed`);
+    for (const f of r.failures) console.log(`  failing: ${f}`);
+    expect(r.total).toBeGreaterThan(0);
+    expect(r.passed).toBeGreaterThanOrEqual(Math.min(floor, r.total));
+  });
+});
+
+if (!existsSync(suiteRoot)) {
+  describe('optional/format conformance', () => {
+    it.skip(`skipped: conformance suite not found at ${suiteRoot}`, () => {});
+  });
+}
+
+describe('getFormat registry', () => {
+  it('asserts duration and uuid only from 2019-09 on', () => {
+    expect(getFormat('duration', DIALECT_DRAFT_07)).toBeUndefined();
+    expect(getFormat('uuid', DIALECT_DRAFT_07)).toBeUndefined();
+    expect(getFormat('duration', DIALECT_2019_09)?.('P1D')).toBe(true);
+    expect(getFormat('uuid', DIALECT_2020_12)?.('nope')).toBe(false);
+  });
+  it('returns undefined for unknown formats, unknown dialects and prototype keys', () => {
+    expect(getFormat('credit-card', DIALECT_2020_12)).toBeUndefined();
+    expect(getFormat('date', 'https://example.com/schema')).toBeUndefined();
+    expect(getFormat('constructor', DIALECT_2020_12)).toBeUndefined();
+    expect(getFormat('__proto__', DIALECT_2020_12)).toBeUndefined();
+  });
+});

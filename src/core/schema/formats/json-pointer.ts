@@ -1,0 +1,12 @@
+/** @module `json-pointer` and `relative-json-pointer` formats (RFC 6901; draft-handrews-relative-json-pointer). */
+
+const POINTER = /^(?:\/(?:[^~/]|~[01])*)*$/u;
+const RELATIVE = /^(?:0|[1-9][0-9]*)(?:#|(?:\/(?:[^~/]|~[01])*)*)$/u;
+
+export function isJsonPointer(value: string): boolean {
+  return POINTER.test(value);
+}
+
+export function isRelativeJsonPointer(value: string): boolean {
+  return RELATIVE.test(value);
+}

@@ -1,0 +1,6 @@
+/** @module `regex` format: the string is a valid ECMA-262 regular expression under the `u` flag. */
+import { isValidPattern } from '../regex.js';
+
+export function isRegex(value: string): boolean {
+  return isValidPattern(value);
+}
