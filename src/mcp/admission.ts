@@ -1,0 +1,74 @@
+/**
+ * @module Admission of an MCP tool call: the single gate between "the arguments
+ * are valid" and "do the work". The default gate spends the free allowance shared
+ * with the REST verify routes. The x402 payment adapter wraps or replaces it
+ * (payment in `params._meta["x402/payment"]`, settlement returned as `_meta`
+ * entries merged into `result._meta`), without touching the tool handlers.
+ */
+import type { FastifyRequest } from 'fastify';
+import { ApiError } from '../errors.js';
+import type { VerifierService } from '../service/types.js';
+import type { ToolName } from './tool-definitions.js';
+
+/** Everything a gate may look at. */
+export interface ToolCallContext {
+  tool: ToolName;
+  /** Client address, resolved exactly like the REST routes resolve it. */
+  clientKey: string;
+  /** `params._meta` of the tools/call request (where an x402 payment rides). */
+  meta: Record<string, unknown> | undefined;
+  /** The HTTP request that carried the call (headers, ip). */
+  request: FastifyRequest;
+}
+
+/** A call allowed to proceed. Exactly one of `complete` / `release` is called afterwards. */
+export interface Admitted {
+  admitted: true;
+  /** The work succeeded: finish (e.g. settle a payment); returns entries for `result._meta`. */
+  complete(): Promise<Record<string, unknown> | undefined>;
+  /** The work failed: undo (refund the allowance, release a payment reservation). */
+  release(): Promise<void>;
+}
+
+/**
+ * A call refused with a non-§6 result, e.g. x402 PaymentRequired. Coded refusals
+ * (allowance exhausted) are thrown as ApiError instead.
+ */
+export interface Refused {
+  admitted: false;
+  /** Becomes `structuredContent` and the JSON text content of an `isError` result. */
+  structuredContent: Record<string, unknown>;
+  /** Optional `result._meta`. */
+  meta?: Record<string, unknown>;
+}
+
+export type Admission = Admitted | Refused;
+
+/** Decide whether a validated tool call may run. Throw ApiError for a coded refusal. */
+export type AdmitToolCall = (ctx: ToolCallContext) => Promise<Admission>;
+
+const FREE: Admitted = { admitted: true, complete: async () => undefined, release: async () => undefined };
+
+/**
+ * The default gate: `verify_schema` takes one unit of the free daily allowance
+ * (429 free_allowance_exhausted when none is left; refunded if the work fails);
+ * `get_verification_record` is free.
+ */
+export function createAllowanceAdmission(service: VerifierService): AdmitToolCall {
+  return async (ctx) => {
+    if (ctx.tool !== 'verify_schema') return FREE;
+    const client = { clientKey: ctx.clientKey };
+    const allowance = await service.consumeAllowance(client);
+    if (!allowance.allowed) {
+      throw new ApiError('free_allowance_exhausted', {
+        message: `The free daily allowance of ${allowance.limit} verifications for this client is used up; it resets at ${allowance.resetsAt}.`,
+        retryAfter: allowance.retryAfter,
+      });
+    }
+    return {
+      admitted: true,
+      complete: async () => undefined,
+      release: () => service.refundAllowance(client),
+    };
+  };
+}

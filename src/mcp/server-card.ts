@@ -1,0 +1,79 @@
+/**
+ * @module The MCP server card: what a client or registry can learn about this
+ * server without connecting (identity, Streamable HTTP endpoint, tools with their
+ * input schemas). Follows the MCP server-card draft; carries both the newer
+ * `remotes[]` and the earlier `transport` / `serverInfo` forms because the draft
+ * is still moving and clients read either.
+ */
+import { readFileSync } from 'node:fs';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { TOOL_DEFINITIONS } from './tool-definitions.js';
+
+export interface McpServerCardOptions {
+  /** Public base URL of the service, e.g. http://127.0.0.1:8080 */
+  baseUrl: string;
+  serviceName: string;
+  /** Defaults to the package version. */
+  version?: string;
+}
+
+let packageVersion: string | undefined;
+
+/** The package version; src/mcp and dist/mcp both sit two levels below package.json. */
+export function defaultServerVersion(): string {
+  if (packageVersion === undefined) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+      packageVersion = typeof pkg.version === 'string' ? pkg.version : '0.0.0';
+    } catch {
+      packageVersion = '0.0.0';
+    }
+  }
+  return packageVersion;
+}
+
+export const MCP_SERVER_DESCRIPTION =
+  "Verify an AI agent's JSON output against a JSON Schema, numeric bounds and cross-field rules before paying for it " +
+  'or sending it; get a deterministic verdict with an Ed25519-signed receipt verifiable offline, and agents\' signed trust scores.';
+
+/** Base URL without a trailing slash. */
+export function trimBase(baseUrl: string): string {
+  return baseUrl.replace(/\/+$/, '');
+}
+
+export function mcpEndpointUrl(baseUrl: string): string {
+  return `${trimBase(baseUrl)}/mcp`;
+}
+
+export function mcpServerCard(options: McpServerCardOptions): Record<string, unknown> {
+  const version = options.version ?? defaultServerVersion();
+  const url = mcpEndpointUrl(options.baseUrl);
+  return {
+    name: options.serviceName,
+    title: options.serviceName,
+    version,
+    description: MCP_SERVER_DESCRIPTION,
+    websiteUrl: trimBase(options.baseUrl),
+    serverInfo: { name: options.serviceName, version },
+    transport: { type: 'streamable-http', url, endpoint: '/mcp' },
+    remotes: [{ type: 'streamable-http', url, supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS] }],
+    protocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
+    capabilities: { tools: { listChanged: false } },
+    authentication: { required: false, schemes: [] },
+    tools: TOOL_DEFINITIONS.map((t) => ({
+      name: t.name,
+      title: t.title,
+      description: t.description,
+      inputSchema: structuredClone(t.inputSchema),
+      outputSchema: structuredClone(t.outputSchema),
+      annotations: { ...t.annotations },
+    })),
+    _meta: {
+      'agent-output-verifier/links': {
+        agentCard: `${trimBase(options.baseUrl)}/.well-known/agent-card.json`,
+        openapi: `${trimBase(options.baseUrl)}/openapi.json`,
+        llms: `${trimBase(options.baseUrl)}/llms.txt`,
+      },
+    },
+  };
+}

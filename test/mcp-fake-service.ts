@@ -1,0 +1,166 @@
+/**
+ * @module A small in-memory VerifierService for the MCP adapter tests: real
+ * Ed25519 signatures (src/receipts), a simple allowance counter with refunds,
+ * and a canned verdict. It lets the adapter be tested without the core; the
+ * end-to-end tests run against the real app.
+ */
+import { randomUUID } from 'node:crypto';
+import { ApiError, invalidRequest } from '../src/errors.js';
+import type { Json, ParsedRequest, Rule } from '../src/core/types.js';
+import { RULE_TYPES } from '../src/core/types.js';
+import {
+  computeHashes,
+  createAttestor,
+  createStaticKeyRing,
+  privateKeyPemFromSeed,
+  rfc3339Seconds,
+} from '../src/receipts/index.js';
+import type { AllowanceInfo, ClientContext, SignedResult, VerifierService } from '../src/service/types.js';
+
+const FIELDS = ['task_id', 'agent_id', 'expected_schema', 'submitted_output', 'strict_content_check', 'bounds', 'rules', 'enforce_rules', 'detail'];
+
+export interface FakeService extends VerifierService {
+  publicKey: string;
+  refunds: number;
+  verifications: Array<{ agentId: string | null; result: 'pass' | 'fail' }>;
+  /** Make the next verify() throw a plain Error (an internal fault). */
+  failNextVerify: boolean;
+}
+
+export function createFakeService(options: { limit: number; baseUrl: string }): FakeService {
+  const keyRing = createStaticKeyRing(privateKeyPemFromSeed(new Uint8Array(32).fill(7)), {
+    keyVersion: 'test-key-1',
+    notBefore: '2020-01-01T00:00:00Z',
+  });
+  const attestor = createAttestor({ keyRing, serviceName: 'agent-output-verifier', baseUrl: options.baseUrl });
+  const used = new Map<string, number>();
+  const info = (allowed: boolean, n: number): AllowanceInfo => ({
+    allowed,
+    limit: options.limit,
+    used: n,
+    remaining: Math.max(0, options.limit - n),
+    resetsAt: '2099-01-01T00:00:00Z',
+    retryAfter: 60,
+  });
+
+  const service: FakeService = {
+    publicKey: keyRing.active().publicKey,
+    refunds: 0,
+    verifications: [],
+    failNextVerify: false,
+
+    parseRequest(body) {
+      return service.parseRequestValue(JSON.parse(String(body)));
+    },
+
+    parseRequestValue(value: unknown): ParsedRequest {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        throw invalidRequest([{ field: '(body)', problem: 'must be an object', fix: 'send a JSON object' }]);
+      }
+      const v = value as Record<string, Json>;
+      const problems = Object.keys(v)
+        .filter((k) => !FIELDS.includes(k))
+        .map((k) => ({ field: k, problem: 'unknown field', fix: 'remove it' }));
+      if (typeof v.task_id !== 'string') problems.push({ field: 'task_id', problem: 'is required', fix: 'send a task_id string' });
+      const rules = Array.isArray(v.rules) ? v.rules : [];
+      rules.forEach((r, i) => {
+        const type = (r as { type?: unknown }).type;
+        if (!RULE_TYPES.includes(type as never)) {
+          problems.push({ field: `rules[${i}].type`, problem: 'unknown rule type', fix: `use one of ${RULE_TYPES.join(', ')}` });
+        }
+      });
+      if (problems.length > 0) throw invalidRequest(problems);
+      const fullRules: Rule[] | null =
+        rules.length === 0
+          ? null
+          : rules.map((r) => ({
+              equals_field: null, equals: null, other_field: null, value: null, in_field: null, values: null,
+              tolerance: 1e-9, if_present: false, ...(r as object),
+            }) as Rule);
+      return {
+        request: {
+          task_id: v.task_id as string,
+          agent_id: (v.agent_id as string | undefined) ?? null,
+          expected_schema: v.expected_schema,
+          submitted_output: v.submitted_output,
+          strict_content_check: v.strict_content_check === true,
+          bounds: null,
+          rules: fullRules,
+          enforce_rules: v.enforce_rules === true,
+          detail: v.detail === 'compact' ? 'compact' : 'full',
+        },
+        suppliedBounds: v.bounds ?? null,
+        suppliedRules: v.rules ?? null,
+        integrity: { duplicateKeys: [], unsafeIntegers: [] },
+      };
+    },
+
+    async consumeAllowance(client: ClientContext) {
+      const n = used.get(client.clientKey) ?? 0;
+      if (n >= options.limit) return info(false, n);
+      used.set(client.clientKey, n + 1);
+      return info(true, n + 1);
+    },
+    async peekAllowance(client: ClientContext) {
+      const n = used.get(client.clientKey) ?? 0;
+      return info(n < options.limit, n);
+    },
+    async refundAllowance(client: ClientContext) {
+      service.refunds += 1;
+      used.set(client.clientKey, Math.max(0, (used.get(client.clientKey) ?? 0) - 1));
+    },
+
+    async verify(parsed: ParsedRequest): Promise<SignedResult> {
+      if (service.failNextVerify) {
+        service.failNextVerify = false;
+        throw new Error('disk on fire at /var/secret/path');
+      }
+      const hashes = computeHashes(parsed);
+      const verifiedAt = rfc3339Seconds(new Date());
+      const result = 'pass' as const;
+      const response = attestor.attach(
+        {
+          summary: { result, blocking_checks: [] },
+          next_actions: [{ action: 'attach_receipt', for: 'seller' }],
+          result,
+          verification_id: randomUUID(),
+          task_id: parsed.request.task_id,
+          agent_id: parsed.request.agent_id,
+          output_hash: hashes.output_hash,
+          schema_hash: hashes.schema_hash,
+          rules_hash: hashes.rules_hash,
+          request_hash: hashes.request_hash,
+          verified_at: verifiedAt,
+          verifier_version: '0.1.0',
+          schema_compliance: { ratio: 1, passed: 1, total: 1 },
+          integrity_checks: { ratio: 1, passed: 2, total: 2 },
+          overall: { ratio: 1, passed: 3, total: 3 },
+        },
+        { context: 'verify', timestamp: verifiedAt },
+      );
+      service.verifications.push({ agentId: parsed.request.agent_id, result });
+      return { response, text: JSON.stringify(response) };
+    },
+
+    async score(agentId: string): Promise<SignedResult> {
+      if (agentId.length === 0 || agentId.length > 200) {
+        throw new ApiError('invalid_request', { fields: [{ field: 'agent_id', problem: 'must be 1-200 characters', fix: 'send a real id' }] });
+      }
+      const mine = service.verifications.filter((v) => v.agentId === agentId);
+      const timestamp = rfc3339Seconds(new Date());
+      const response = attestor.attach(
+        { agent_id: agentId, score: mine.length * 10, inputs: { verifications: mine.length }, scored_at: timestamp },
+        { context: 'score', timestamp },
+      );
+      return { response, text: JSON.stringify(response) };
+    },
+
+    async reputation() {
+      throw new Error('not used');
+    },
+    async getReceipt() {
+      return null;
+    },
+  };
+  return service;
+}
