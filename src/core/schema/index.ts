@@ -1,0 +1,148 @@
+/**
+ * @module The JSON Schema engine: compile once into closures, evaluate many
+ * times, counting checks as SPEC §2.1 defines them. Also a bounded LRU cache of
+ * compiled schemas keyed by the caller (the schema hash).
+ */
+import type { Json, JsonObject } from '../types.js';
+import {
+  SchemaCompileError,
+  type CompileOptions,
+  type CompiledSchema,
+  type EvaluateOptions,
+  type SchemaEngine,
+  type SchemaEvaluation,
+} from './engine.js';
+import { Compiler } from './compiler.js';
+import { DIALECT_2020, standardDialect } from './dialects.js';
+import { EvalContext, formatPath } from './runtime.js';
+
+export { SchemaCompileError } from './engine.js';
+export type {
+  CompileOptions, CompiledSchema, EvaluateOptions, SchemaCompileProblem, SchemaEngine, SchemaEvaluation, SchemaFailure,
+} from './engine.js';
+
+export interface SchemaEngineOptions {
+  /** Default for CompileOptions.assertFormats (true). */
+  assertFormats?: boolean;
+}
+
+export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): SchemaEngine {
+  return {
+    compile(schema: Json, options: CompileOptions = {}): CompiledSchema {
+      const fallback = options.defaultDialect === undefined ? DIALECT_2020 : standardDialect(options.defaultDialect);
+      if (fallback === undefined) {
+        throw new SchemaCompileError(
+          { kind: 'unsupported_dialect', dialect: options.defaultDialect! },
+          `unsupported schema dialect ${options.defaultDialect}`,
+        );
+      }
+      if (typeof schema !== 'boolean' && (typeof schema !== 'object' || schema === null || Array.isArray(schema))) {
+        throw new SchemaCompileError({ kind: 'invalid_schema', path: '#', reason: 'a schema must be an object or a boolean' }, 'invalid schema: a schema must be an object or a boolean');
+      }
+      const compiler = new Compiler({
+        resources: options.resources,
+        assertFormats: options.assertFormats ?? engineOptions.assertFormats ?? true,
+        defaultDialect: fallback,
+      });
+      const root = compiler.compileRoot(schema);
+      const validate = root.validate;
+      return {
+        dialect: root.dialect.id,
+        evaluate(instance: Json, evalOptions?: EvaluateOptions): SchemaEvaluation {
+          const ctx = new EvalContext();
+          const collect = evalOptions?.collectUndeclared === true;
+          if (collect) ctx.declared = new Map();
+          let valid: boolean;
+          try {
+            valid = validate(instance, ctx, null);
+          } catch (e) {
+            if (!(e instanceof RangeError)) throw e;
+            // a reference cycle that never descends into the instance
+            ctx.total++;
+            ctx.failures.push({
+              keyword: '$ref',
+              instancePath: '$',
+              schemaPath: '#',
+              expected: 'a schema whose references terminate',
+              found: 'endless recursion',
+              message: '$: must be checkable by a schema whose references terminate, found endless recursion',
+            });
+            valid = false;
+          }
+          const result: SchemaEvaluation = { valid, passed: ctx.passed, total: ctx.total, failures: ctx.failures };
+          if (collect) result.undeclared = findUndeclared(instance, ctx.declared!);
+          return result;
+        },
+      };
+    },
+  };
+}
+
+/** Every object property no applying schema declared, as concrete paths (not descending into undeclared values). */
+function findUndeclared(instance: Json, declared: Map<object, Set<string> | true>): string[] {
+  const out: string[] = [];
+  const path: Array<string | number> = [];
+  const walk = (v: Json): void => {
+    if (typeof v !== 'object' || v === null) return;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        path.push(i);
+        walk(v[i]);
+        path.pop();
+      }
+      return;
+    }
+    const d = declared.get(v);
+    for (const key of Object.keys(v as JsonObject)) {
+      if (d === true || (d !== undefined && d.has(key))) {
+        path.push(key);
+        walk((v as JsonObject)[key]);
+        path.pop();
+      } else {
+        out.push(formatPath(path, key));
+      }
+    }
+  };
+  walk(instance);
+  return out;
+}
+
+export interface SchemaCacheOptions {
+  engine: SchemaEngine;
+  /** Most compiled schemas kept (least recently used dropped first). */
+  max: number;
+}
+
+export interface SchemaCache {
+  /** The compiled schema for `key`, compiling `schema` on a miss. Throws SchemaCompileError like compile(). */
+  get(key: string, schema: Json, options?: CompileOptions): CompiledSchema;
+  readonly size: number;
+  clear(): void;
+}
+
+export function createSchemaCache(options: SchemaCacheOptions): SchemaCache {
+  const { engine } = options;
+  const max = Math.max(1, Math.floor(options.max));
+  const map = new Map<string, CompiledSchema>();
+  return {
+    get(key, schema, compileOptions) {
+      const hit = map.get(key);
+      if (hit !== undefined) {
+        // re-insert to mark as most recently used
+        map.delete(key);
+        map.set(key, hit);
+        return hit;
+      }
+      const compiled = engine.compile(schema, compileOptions);
+      map.set(key, compiled);
+      if (map.size > max) map.delete(map.keys().next().value as string);
+      return compiled;
+    },
+    get size() {
+      return map.size;
+    },
+    clear() {
+      map.clear();
+    },
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * @module The contract between the compiler and the keyword modules in ./keywords/.
+ * A keyword compiles once into a closure; the compiler groups closures by the
+ * instance type they apply to, so a keyword never re-checks the type itself.
+ */
+import type { Json, JsonObject } from '../types.js';
+import type { Dialect } from './dialects.js';
+import type { Holder, ResourceRecord, Validate } from './runtime.js';
+
+/** Which instances a keyword applies to; `last` runs after every other keyword (unevaluated*). */
+export type KeywordGroup = 'any' | 'number' | 'string' | 'array' | 'object' | 'last';
+
+export interface CompileState {
+  /** Some `$dynamicRef`/`$recursiveRef` was compiled: keep the dynamic scope at run time. */
+  dynamic: boolean;
+  assertFormats: boolean;
+}
+
+export interface RefTarget {
+  holder: Holder;
+  resource: ResourceRecord;
+  /** The target schema (for checks like "has a matching `$dynamicAnchor`"). */
+  node: Json;
+}
+
+export interface KeywordContext {
+  readonly keyword: string;
+  readonly value: Json;
+  /** The schema object holding the keyword (to read sibling keywords). */
+  readonly schema: JsonObject;
+  /** JSON Pointer (URI fragment form) of the keyword, e.g. `#/properties/qty/minimum`. */
+  readonly schemaPath: string;
+  readonly dialect: Dialect;
+  readonly state: CompileState;
+  /** Compile the subschema at `schema[keyword]/...segments` (or a sibling with `sibling`). */
+  sub(value: Json, segments: ReadonlyArray<string | number>, sibling?: string): Validate;
+  /** Schema path of `schema[keyword]/...segments`. */
+  pathOf(segments: ReadonlyArray<string | number>, sibling?: string): string;
+  /** Resolve a reference relative to the current base URI; throws SchemaCompileError when unresolved. */
+  resolve(ref: string): RefTarget;
+  /** The resource holding this schema. */
+  readonly resource: ResourceRecord;
+  /** Throw an invalid_schema error for this keyword. */
+  invalid(reason: string): never;
+}
+
+export interface KeywordDefinition {
+  readonly keyword: string;
+  readonly group: KeywordGroup;
+  compile(k: KeywordContext): Validate | null;
+}

@@ -1,0 +1,241 @@
+/**
+ * @module Array keywords: `minItems`, `maxItems`, `uniqueItems` (checks), `items`,
+ * `prefixItems`, `additionalItems`, `unevaluatedItems` (transparent, except that a
+ * `false` subschema is one check at the array), and `contains` (one check; with
+ * `maxContains`, one more).
+ */
+import type { Json } from '../../types.js';
+import type { KeywordContext, KeywordDefinition } from '../keyword.js';
+import { Annotations, jsonEqual, report, type EvalContext, type Validate } from '../runtime.js';
+
+function count(keyword: string, op: string, cmp: (n: number, l: number) => boolean): KeywordDefinition {
+  return {
+    keyword,
+    group: 'array',
+    compile(k) {
+      if (typeof k.value !== 'number' || !Number.isInteger(k.value) || k.value < 0) return k.invalid(`${keyword} must be a non-negative integer`);
+      const limit = k.value;
+      const sp = k.schemaPath;
+      const expected = `${op} ${limit} items`;
+      return (data, ctx) => {
+        const n = (data as Json[]).length;
+        const ok = cmp(n, limit);
+        if (ok) {
+          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+        } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, `${n} items`, `have ${expected}`);
+        return ok;
+      };
+    },
+  };
+}
+
+export const minItemsKeyword = count('minItems', '>=', (n, l) => n >= l);
+export const maxItemsKeyword = count('maxItems', '<=', (n, l) => n <= l);
+
+/** Index of the first element equal to an earlier one, or -1. */
+function firstDuplicate(a: Json[]): number {
+  let prim: Set<unknown> | null = null;
+  for (let i = 0; i < a.length; i++) {
+    const v = a[i];
+    if (typeof v !== 'object' || v === null) {
+      prim ??= new Set();
+      if (prim.has(v)) return i;
+      prim.add(v);
+    } else {
+      for (let j = 0; j < i; j++) if (jsonEqual(a[j], v)) return i;
+    }
+  }
+  return -1;
+}
+
+export const uniqueItemsKeyword: KeywordDefinition = {
+  keyword: 'uniqueItems',
+  group: 'array',
+  compile(k) {
+    if (typeof k.value !== 'boolean') return k.invalid('uniqueItems must be a boolean');
+    if (k.value === false) return null;
+    const sp = k.schemaPath;
+    return (data, ctx) => {
+      const dup = firstDuplicate(data as Json[]);
+      const ok = dup < 0;
+      if (ok) {
+        if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+      } else if (ctx.silent === 0) report(ctx, 'uniqueItems', sp, 'unique items', `duplicate at index ${dup}`, 'have unique items');
+      return ok;
+    };
+  },
+};
+
+/** Apply subschemas position by position. */
+function tuple(subs: Validate[]): Validate {
+  const n = subs.length;
+  return (data, ctx, ev) => {
+    const a = data as Json[];
+    const m = a.length < n ? a.length : n;
+    let ok = true;
+    for (let i = 0; i < m; i++) {
+      ctx.path.push(i);
+      const r = subs[i](a[i], ctx, null);
+      ctx.path.pop();
+      if (!r) {
+        if (ctx.silent !== 0) return false;
+        ok = false;
+      }
+    }
+    if (ev !== null && m > ev.items) ev.items = m;
+    return ok;
+  };
+}
+
+/** Apply one subschema to every item from index `from`; `false` is one check at the array. */
+function rest(k: KeywordContext, keyword: string, value: Json, from: number, segments: Array<string | number>, sibling?: string): Validate | null {
+  if (value === true) {
+    return (_data, _ctx, ev) => {
+      if (ev !== null) ev.items = Infinity;
+      return true;
+    };
+  }
+  if (value === false) {
+    const sp = k.pathOf(segments, sibling);
+    const expected = from === 0 ? 'no items' : `at most ${from} items`;
+    return (data, ctx) => {
+      const n = (data as Json[]).length;
+      const ok = n <= from;
+      if (ok) {
+        if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+      } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, `${n} items`, `have ${expected}`);
+      return ok;
+    };
+  }
+  const sub = k.sub(value, segments, sibling);
+  return (data, ctx, ev) => {
+    const a = data as Json[];
+    let ok = true;
+    for (let i = from; i < a.length; i++) {
+      ctx.path.push(i);
+      const r = sub(a[i], ctx, null);
+      ctx.path.pop();
+      if (!r) {
+        if (ctx.silent !== 0) return false;
+        ok = false;
+      }
+    }
+    if (ev !== null) ev.items = Infinity;
+    return ok;
+  };
+}
+
+export const prefixItemsKeyword: KeywordDefinition = {
+  keyword: 'prefixItems',
+  group: 'array',
+  compile(k) {
+    if (!Array.isArray(k.value)) return k.invalid('prefixItems must be an array');
+    return tuple(k.value.map((s, i) => k.sub(s, [i])));
+  },
+};
+
+export const itemsKeyword: KeywordDefinition = {
+  keyword: 'items',
+  group: 'array',
+  compile(k) {
+    const v = k.value;
+    if (Array.isArray(v)) {
+      if (k.dialect.version === 2020) return k.invalid('items must be a schema (use prefixItems for tuples)');
+      const t = tuple(v.map((s, i) => k.sub(s, [i])));
+      const addl = k.schema.additionalItems;
+      if (addl === undefined || !k.dialect.keywords.has('additionalItems')) return t;
+      const r = rest(k, 'additionalItems', addl, v.length, [], 'additionalItems')!;
+      return (data, ctx, ev) => {
+        const a = t(data, ctx, ev);
+        if (!a && ctx.silent !== 0) return false;
+        return r(data, ctx, ev) && a;
+      };
+    }
+    let from = 0;
+    if (k.dialect.version === 2020 && Array.isArray(k.schema.prefixItems)) from = k.schema.prefixItems.length;
+    return rest(k, 'items', v, from, []);
+  },
+};
+
+export const unevaluatedItemsKeyword: KeywordDefinition = {
+  keyword: 'unevaluatedItems',
+  group: 'last',
+  compile(k) {
+    const v = k.value;
+    const sp = k.schemaPath;
+    const sub = typeof v === 'boolean' ? null : k.sub(v, []);
+    return (data, ctx, ev) => {
+      if (!Array.isArray(data)) return true;
+      const e = ev!;
+      let ok = true;
+      if (v === false) {
+        let bad = -1;
+        for (let i = 0; i < data.length; i++) if (!e.hasItem(i)) { bad = i; break; }
+        ok = bad < 0;
+        if (ok) {
+          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+        } else if (ctx.silent === 0) report(ctx, 'unevaluatedItems', sp, 'no unevaluated items', `item at index ${bad}`, 'have no unevaluated items');
+      } else if (sub !== null) {
+        for (let i = 0; i < data.length; i++) {
+          if (e.hasItem(i)) continue;
+          ctx.path.push(i);
+          const r = sub(data[i], ctx, null);
+          ctx.path.pop();
+          if (!r) {
+            if (ctx.silent !== 0) return false;
+            ok = false;
+          }
+        }
+      }
+      e.items = Infinity;
+      return ok;
+    };
+  },
+};
+
+export const containsKeyword: KeywordDefinition = {
+  keyword: 'contains',
+  group: 'array',
+  compile(k) {
+    const sub = k.sub(k.value, []);
+    const newer = k.dialect.version !== 7;
+    const minV = newer && k.dialect.keywords.has('minContains') ? k.schema.minContains : undefined;
+    const maxV = newer && k.dialect.keywords.has('maxContains') ? k.schema.maxContains : undefined;
+    if (minV !== undefined && (typeof minV !== 'number' || !Number.isInteger(minV) || minV < 0)) return k.invalid('minContains must be a non-negative integer');
+    if (maxV !== undefined && (typeof maxV !== 'number' || !Number.isInteger(maxV) || maxV < 0)) return k.invalid('maxContains must be a non-negative integer');
+    const min = minV === undefined ? 1 : (minV as number);
+    const max = maxV === undefined ? Infinity : (maxV as number);
+    const annotate = k.dialect.version === 2020;
+    const sp = k.schemaPath;
+    const maxPath = k.pathOf([], 'maxContains');
+    const expected = `at least ${min} ${min === 1 ? 'item' : 'items'} matching contains`;
+    const expectedMax = `at most ${max} items matching contains`;
+    return (data, ctx: EvalContext, ev: Annotations | null) => {
+      const a = data as Json[];
+      let n = 0;
+      const full = ev !== null || max !== Infinity;
+      ctx.silent++;
+      for (let i = 0; i < a.length; i++) {
+        ctx.path.push(i);
+        const r = sub(a[i], ctx, null);
+        ctx.path.pop();
+        if (r) {
+          n++;
+          if (annotate && ev !== null) ev.addItem(i);
+          if (!full && n >= min) break;
+        }
+      }
+      ctx.silent--;
+      const okMin = n >= min;
+      if (ctx.silent === 0) {
+        if (okMin) { ctx.passed++; ctx.total++; } else report(ctx, 'contains', sp, expected, `${n} matching`, `contain ${expected}`);
+      }
+      if (max === Infinity) return okMin;
+      const okMax = n <= max;
+      if (ctx.silent === 0) {
+        if (okMax) { ctx.passed++; ctx.total++; } else report(ctx, 'maxContains', maxPath, expectedMax, `${n} matching`, `contain ${expectedMax}`);
+      }
+      return okMin && okMax;
+    };
+  },
+};

@@ -1,0 +1,133 @@
+/**
+ * @module Logical applicators. `allOf` is transparent (its subschemas' checks
+ * count); `anyOf`, `oneOf` and `not` are one check each with nothing inside
+ * counted; `if` is never counted itself, and only the branch that applies
+ * (`then` or `else`) is transparent.
+ */
+import type { Json } from '../../types.js';
+import type { KeywordContext, KeywordDefinition } from '../keyword.js';
+import { Annotations, report, type Validate } from '../runtime.js';
+
+function schemaList(k: KeywordContext): Validate[] {
+  if (!Array.isArray(k.value) || k.value.length === 0) return k.invalid(`${k.keyword} must be a non-empty array of schemas`);
+  return (k.value as Json[]).map((s, i) => k.sub(s, [i]));
+}
+
+export const allOfKeyword: KeywordDefinition = {
+  keyword: 'allOf',
+  group: 'any',
+  compile(k) {
+    const subs = schemaList(k);
+    return (data, ctx, ev) => {
+      let ok = true;
+      for (let i = 0; i < subs.length; i++) {
+        if (!subs[i](data, ctx, ev)) {
+          if (ctx.silent !== 0) return false;
+          ok = false;
+        }
+      }
+      return ok;
+    };
+  },
+};
+
+export const anyOfKeyword: KeywordDefinition = {
+  keyword: 'anyOf',
+  group: 'any',
+  compile(k) {
+    const subs = schemaList(k);
+    const sp = k.schemaPath;
+    const expected = `a match for at least one of ${subs.length} schemas`;
+    return (data, ctx, ev) => {
+      ctx.silent++;
+      let ok = false;
+      if (ev === null) {
+        for (let i = 0; i < subs.length; i++) if (subs[i](data, ctx, null)) { ok = true; break; }
+      } else {
+        for (let i = 0; i < subs.length; i++) {
+          const a = new Annotations();
+          if (subs[i](data, ctx, a)) {
+            ok = true;
+            ev.merge(a);
+          }
+        }
+      }
+      ctx.silent--;
+      if (ctx.silent === 0) {
+        if (ok) { ctx.passed++; ctx.total++; } else report(ctx, 'anyOf', sp, expected, 'no match', 'match at least one schema of anyOf');
+      }
+      return ok;
+    };
+  },
+};
+
+export const oneOfKeyword: KeywordDefinition = {
+  keyword: 'oneOf',
+  group: 'any',
+  compile(k) {
+    const subs = schemaList(k);
+    const sp = k.schemaPath;
+    const expected = `a match for exactly one of ${subs.length} schemas`;
+    return (data, ctx, ev) => {
+      ctx.silent++;
+      let n = 0;
+      let matched: Annotations | null = null;
+      for (let i = 0; i < subs.length; i++) {
+        const a = ev === null ? null : new Annotations();
+        if (subs[i](data, ctx, a)) {
+          n++;
+          matched = a;
+          if (n > 1) break;
+        }
+      }
+      ctx.silent--;
+      const ok = n === 1;
+      if (ok && ev !== null && matched !== null) ev.merge(matched);
+      if (ctx.silent === 0) {
+        if (ok) { ctx.passed++; ctx.total++; } else report(ctx, 'oneOf', sp, expected, n === 0 ? 'no match' : 'more than one match', 'match exactly one schema of oneOf');
+      }
+      return ok;
+    };
+  },
+};
+
+export const notKeyword: KeywordDefinition = {
+  keyword: 'not',
+  group: 'any',
+  compile(k) {
+    const sub = k.sub(k.value, []);
+    const sp = k.schemaPath;
+    return (data, ctx) => {
+      ctx.silent++;
+      const ok = !sub(data, ctx, null);
+      ctx.silent--;
+      if (ctx.silent === 0) {
+        if (ok) { ctx.passed++; ctx.total++; } else report(ctx, 'not', sp, 'no match for the schema in not', 'a match', 'not match the schema in not');
+      }
+      return ok;
+    };
+  },
+};
+
+export const ifKeyword: KeywordDefinition = {
+  keyword: 'if',
+  group: 'any',
+  compile(k) {
+    const cond = k.sub(k.value, []);
+    const has = (name: string): boolean => k.schema[name] !== undefined && k.dialect.keywords.has(name);
+    const then = has('then') ? k.sub(k.schema.then, [], 'then') : null;
+    const otherwise = has('else') ? k.sub(k.schema.else, [], 'else') : null;
+    if (then === null && otherwise === null) return null;
+    return (data, ctx, ev) => {
+      const a = ev === null ? null : new Annotations();
+      ctx.silent++;
+      const c = cond(data, ctx, a);
+      ctx.silent--;
+      if (c) {
+        if (a !== null) ev!.merge(a);
+        return then === null ? true : then(data, ctx, ev);
+      }
+      return otherwise === null ? true : otherwise(data, ctx, ev);
+    };
+  },
+};

@@ -1,0 +1,351 @@
+/**
+ * @module Object keywords: `required`, `minProperties`, `maxProperties`,
+ * `dependentRequired` and the array form of draft-07 `dependencies` (checks);
+ * `properties`, `patternProperties`, `additionalProperties`, `propertyNames`,
+ * `dependentSchemas`, `unevaluatedProperties` (transparent, except that a `false`
+ * subschema under additional/unevaluated/propertyNames is one check at the object).
+ */
+import type { Json, JsonObject } from '../../types.js';
+import type { KeywordContext, KeywordDefinition } from '../keyword.js';
+import { has, quoteList, report, type Validate } from '../runtime.js';
+import { patternOf } from './string.js';
+
+function isStringArray(v: Json): v is string[] {
+  return Array.isArray(v) && v.every((s) => typeof s === 'string');
+}
+
+export const requiredKeyword: KeywordDefinition = {
+  keyword: 'required',
+  group: 'object',
+  compile(k) {
+    if (!isStringArray(k.value)) return k.invalid('required must be an array of strings');
+    const keys = k.value;
+    if (keys.length === 0) return null;
+    const sp = k.schemaPath;
+    const n = keys.length;
+    return (data, ctx) => {
+      const o = data as JsonObject;
+      for (let i = 0; i < n; i++) {
+        if (!has(o, keys[i])) {
+          if (ctx.silent === 0) {
+            const missing = keys.filter((key) => !has(o, key));
+            const expected = missing.length === 1 ? `property ${quoteList(missing)}` : `properties ${quoteList(missing)}`;
+            report(ctx, 'required', sp, expected, 'missing', `have ${expected}`);
+          }
+          return false;
+        }
+      }
+      if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+      return true;
+    };
+  },
+};
+
+function propCount(keyword: string, op: string, cmp: (n: number, l: number) => boolean): KeywordDefinition {
+  return {
+    keyword,
+    group: 'object',
+    compile(k) {
+      if (typeof k.value !== 'number' || !Number.isInteger(k.value) || k.value < 0) return k.invalid(`${keyword} must be a non-negative integer`);
+      const limit = k.value;
+      const sp = k.schemaPath;
+      const expected = `${op} ${limit} properties`;
+      return (data, ctx) => {
+        const n = Object.keys(data as JsonObject).length;
+        const ok = cmp(n, limit);
+        if (ok) {
+          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+        } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, `${n} properties`, `have ${expected}`);
+        return ok;
+      };
+    },
+  };
+}
+
+export const minPropertiesKeyword = propCount('minProperties', '>=', (n, l) => n >= l);
+export const maxPropertiesKeyword = propCount('maxProperties', '<=', (n, l) => n <= l);
+
+/** `dependentRequired` and the array entries of `dependencies`: one check per location. */
+function dependentChecker(keyword: string, sp: string, deps: Array<[string, string[]]>): Validate {
+  return (data, ctx) => {
+    const o = data as JsonObject;
+    for (let i = 0; i < deps.length; i++) {
+      const [key, needed] = deps[i];
+      if (!has(o, key)) continue;
+      for (let j = 0; j < needed.length; j++) {
+        if (!has(o, needed[j])) {
+          if (ctx.silent === 0) {
+            const missing = needed.filter((n) => !has(o, n));
+            report(ctx, keyword, sp, `${quoteList(missing)} when '${key}' is present`, 'missing', `have ${quoteList(missing)} because '${key}' is present`);
+          }
+          return false;
+        }
+      }
+    }
+    if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+    return true;
+  };
+}
+
+/** `dependentSchemas` and the schema entries of `dependencies`: applied in place when the key is present. */
+function dependentSchemas(k: KeywordContext, entries: Array<[string, Json]>): Validate {
+  const subs: Array<[string, Validate]> = entries.map(([key, s]) => [key, k.sub(s, [key])]);
+  return (data, ctx, ev) => {
+    const o = data as JsonObject;
+    let ok = true;
+    for (let i = 0; i < subs.length; i++) {
+      if (!has(o, subs[i][0])) continue;
+      if (!subs[i][1](data, ctx, ev)) {
+        if (ctx.silent !== 0) return false;
+        ok = false;
+      }
+    }
+    return ok;
+  };
+}
+
+function isObj(v: Json): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export const dependentRequiredKeyword: KeywordDefinition = {
+  keyword: 'dependentRequired',
+  group: 'object',
+  compile(k) {
+    if (!isObj(k.value)) return k.invalid('dependentRequired must be an object');
+    const deps: Array<[string, string[]]> = [];
+    for (const [key, v] of Object.entries(k.value)) {
+      if (!isStringArray(v)) return k.invalid('dependentRequired values must be arrays of strings');
+      if (v.length > 0) deps.push([key, v]);
+    }
+    return deps.length === 0 ? null : dependentChecker('dependentRequired', k.schemaPath, deps);
+  },
+};
+
+export const dependentSchemasKeyword: KeywordDefinition = {
+  keyword: 'dependentSchemas',
+  group: 'object',
+  compile(k) {
+    if (!isObj(k.value)) return k.invalid('dependentSchemas must be an object');
+    return dependentSchemas(k, Object.entries(k.value));
+  },
+};
+
+export const dependenciesKeyword: KeywordDefinition = {
+  keyword: 'dependencies',
+  group: 'object',
+  compile(k) {
+    if (!isObj(k.value)) return k.invalid('dependencies must be an object');
+    const deps: Array<[string, string[]]> = [];
+    const schemas: Array<[string, Json]> = [];
+    for (const [key, v] of Object.entries(k.value)) {
+      if (Array.isArray(v)) {
+        if (!isStringArray(v)) return k.invalid('dependencies arrays must hold strings');
+        if (v.length > 0) deps.push([key, v]);
+      } else schemas.push([key, v]);
+    }
+    const a = deps.length > 0 ? dependentChecker('dependencies', k.schemaPath, deps) : null;
+    const b = schemas.length > 0 ? dependentSchemas(k, schemas) : null;
+    if (a === null) return b;
+    if (b === null) return a;
+    return (data, ctx, ev) => {
+      const r = a(data, ctx, ev);
+      if (!r && ctx.silent !== 0) return false;
+      return b(data, ctx, ev) && r;
+    };
+  },
+};
+
+export const propertiesKeyword: KeywordDefinition = {
+  keyword: 'properties',
+  group: 'object',
+  compile(k) {
+    if (!isObj(k.value)) return k.invalid('properties must be an object');
+    const keys = Object.keys(k.value);
+    const subs = keys.map((key) => k.sub((k.value as JsonObject)[key], [key]));
+    const n = keys.length;
+    return (data, ctx, ev) => {
+      const o = data as JsonObject;
+      let ok = true;
+      for (let i = 0; i < n; i++) {
+        const key = keys[i];
+        const v = o[key];
+        if (v === undefined || !has(o, key)) continue;
+        ctx.path.push(key);
+        const r = subs[i](v, ctx, null);
+        ctx.path.pop();
+        if (!r) {
+          if (ctx.silent !== 0) return false;
+          ok = false;
+        }
+        if (ev !== null) ev.addProp(key);
+      }
+      if (ctx.declared !== null) for (let i = 0; i < n; i++) ctx.declare(o, keys[i]);
+      return ok;
+    };
+  },
+};
+
+export const patternPropertiesKeyword: KeywordDefinition = {
+  keyword: 'patternProperties',
+  group: 'object',
+  compile(k) {
+    if (!isObj(k.value)) return k.invalid('patternProperties must be an object');
+    const entries = Object.keys(k.value).map((p) => ({
+      re: patternOf(p, k.pathOf([p])),
+      sub: k.sub((k.value as JsonObject)[p], [p]),
+    }));
+    return (data, ctx, ev) => {
+      const o = data as JsonObject;
+      let ok = true;
+      for (const key of Object.keys(o)) {
+        for (let i = 0; i < entries.length; i++) {
+          if (!entries[i].re.test(key)) continue;
+          if (ctx.declared !== null) ctx.declare(o, key);
+          if (ev !== null) ev.addProp(key);
+          ctx.path.push(key);
+          const r = entries[i].sub(o[key], ctx, null);
+          ctx.path.pop();
+          if (!r) {
+            if (ctx.silent !== 0) return false;
+            ok = false;
+          }
+        }
+      }
+      return ok;
+    };
+  },
+};
+
+export const additionalPropertiesKeyword: KeywordDefinition = {
+  keyword: 'additionalProperties',
+  group: 'object',
+  compile(k) {
+    const v = k.value;
+    const props = k.dialect.keywords.has('properties') && isObj(k.schema.properties) ? new Set(Object.keys(k.schema.properties)) : new Set<string>();
+    const patterns =
+      k.dialect.keywords.has('patternProperties') && isObj(k.schema.patternProperties)
+        ? Object.keys(k.schema.patternProperties).map((p) => patternOf(p, k.pathOf([p], 'patternProperties')))
+        : [];
+    const isAdditional = (key: string): boolean => {
+      if (props.has(key)) return false;
+      for (let i = 0; i < patterns.length; i++) if (patterns[i].test(key)) return false;
+      return true;
+    };
+    const sp = k.schemaPath;
+    if (v === false) {
+      return (data, ctx) => {
+        const o = data as JsonObject;
+        let extra: string[] | null = null;
+        for (const key in o) {
+          if (!Object.prototype.hasOwnProperty.call(o, key) || !isAdditional(key)) continue;
+          if (ctx.silent !== 0) return false;
+          (extra ??= []).push(key);
+        }
+        if (extra === null) {
+          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+          return true;
+        }
+        report(ctx, 'additionalProperties', sp, 'no additional properties', `${extra.length === 1 ? 'property' : 'properties'} ${quoteList(extra)}`, 'have no additional properties');
+        return false;
+      };
+    }
+    const sub = v === true ? null : k.sub(v, []);
+    return (data, ctx, ev) => {
+      const o = data as JsonObject;
+      if (ctx.declared !== null) ctx.declareAll(o);
+      let ok = true;
+      if (sub !== null) {
+        for (const key in o) {
+          if (!Object.prototype.hasOwnProperty.call(o, key) || !isAdditional(key)) continue;
+          ctx.path.push(key);
+          const r = sub(o[key], ctx, null);
+          ctx.path.pop();
+          if (!r) {
+            if (ctx.silent !== 0) return false;
+            ok = false;
+          }
+        }
+      }
+      if (ev !== null) ev.allProps = true;
+      return ok;
+    };
+  },
+};
+
+export const propertyNamesKeyword: KeywordDefinition = {
+  keyword: 'propertyNames',
+  group: 'object',
+  compile(k) {
+    const v = k.value;
+    const sp = k.schemaPath;
+    if (v === true) return null;
+    if (v === false) {
+      return (data, ctx) => {
+        const n = Object.keys(data as JsonObject).length;
+        const ok = n === 0;
+        if (ok) {
+          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+        } else if (ctx.silent === 0) report(ctx, 'propertyNames', sp, 'no properties', `${n} properties`, 'have no properties');
+        return ok;
+      };
+    }
+    const sub = k.sub(v, []);
+    return (data, ctx) => {
+      let ok = true;
+      for (const key of Object.keys(data as JsonObject)) {
+        ctx.path.push(key);
+        const r = sub(key, ctx, null);
+        ctx.path.pop();
+        if (!r) {
+          if (ctx.silent !== 0) return false;
+          ok = false;
+        }
+      }
+      return ok;
+    };
+  },
+};
+
+export const unevaluatedPropertiesKeyword: KeywordDefinition = {
+  keyword: 'unevaluatedProperties',
+  group: 'last',
+  compile(k) {
+    const v = k.value;
+    const sp = k.schemaPath;
+    const sub = typeof v === 'boolean' ? null : k.sub(v, []);
+    return (data, ctx, ev) => {
+      if (typeof data !== 'object' || data === null || Array.isArray(data)) return true;
+      const e = ev!;
+      let ok = true;
+      if (v === false) {
+        let extra: string[] | null = null;
+        for (const key of Object.keys(data)) {
+          if (e.hasProp(key)) continue;
+          if (ctx.silent !== 0) return false;
+          (extra ??= []).push(key);
+        }
+        ok = extra === null;
+        if (ok) {
+          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+        } else report(ctx, 'unevaluatedProperties', sp, 'no unevaluated properties', `${extra!.length === 1 ? 'property' : 'properties'} ${quoteList(extra!)}`, 'have no unevaluated properties');
+      } else {
+        if (ctx.declared !== null) ctx.declareAll(data);
+        if (sub !== null) {
+          for (const key of Object.keys(data)) {
+            if (e.hasProp(key)) continue;
+            ctx.path.push(key);
+            const r = sub(data[key], ctx, null);
+            ctx.path.pop();
+            if (!r) {
+              if (ctx.silent !== 0) return false;
+              ok = false;
+            }
+          }
+        }
+      }
+      e.allProps = true;
+      return ok;
+    };
+  },
+};

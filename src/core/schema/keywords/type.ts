@@ -1,0 +1,133 @@
+/**
+ * @module `type`, `enum` and `const`: one check each at every location they apply to.
+ */
+import type { Json } from '../../types.js';
+import type { KeywordDefinition } from '../keyword.js';
+import { describe, jsonEqual, jsonType, report } from '../runtime.js';
+
+const TYPES = new Set(['null', 'boolean', 'object', 'array', 'number', 'integer', 'string']);
+
+function typeMatcher(t: string): (v: Json) => boolean {
+  switch (t) {
+    case 'null':
+      return (v) => v === null;
+    case 'boolean':
+      return (v) => typeof v === 'boolean';
+    case 'object':
+      return (v) => typeof v === 'object' && v !== null && !Array.isArray(v);
+    case 'array':
+      return (v) => Array.isArray(v);
+    case 'number':
+      return (v) => typeof v === 'number';
+    case 'integer':
+      return (v) => typeof v === 'number' && Number.isInteger(v);
+    default:
+      return (v) => typeof v === 'string';
+  }
+}
+
+export const typeKeyword: KeywordDefinition = {
+  keyword: 'type',
+  group: 'any',
+  compile(k) {
+    const list = Array.isArray(k.value) ? k.value : [k.value];
+    for (const t of list) if (typeof t !== 'string' || !TYPES.has(t)) return k.invalid(`unknown type ${JSON.stringify(t)}`);
+    const names = list as string[];
+    const sp = k.schemaPath;
+    const expected = `type ${names.join(' or ')}`;
+    const fail = (data: Json, ctx: Parameters<typeof report>[0]): false => {
+      if (ctx.silent === 0) report(ctx, 'type', sp, expected, `type ${jsonType(data)}`, `be ${expected}`);
+      return false;
+    };
+    if (names.length === 1) {
+      const t = names[0];
+      const m = typeMatcher(t);
+      // fast paths for the common single types
+      if (t === 'string')
+        return (data, ctx) => {
+          if (typeof data !== 'string') return fail(data, ctx);
+          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+          return true;
+        };
+      if (t === 'integer')
+        return (data, ctx) => {
+          if (typeof data !== 'number' || !Number.isInteger(data)) return fail(data, ctx);
+          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+          return true;
+        };
+      if (t === 'object')
+        return (data, ctx) => {
+          if (typeof data !== 'object' || data === null || Array.isArray(data)) return fail(data, ctx);
+          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+          return true;
+        };
+      return (data, ctx) => {
+        if (!m(data)) return fail(data, ctx);
+        if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+        return true;
+      };
+    }
+    const ms = names.map(typeMatcher);
+    return (data, ctx) => {
+      for (let i = 0; i < ms.length; i++) {
+        if (ms[i](data)) {
+          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+          return true;
+        }
+      }
+      return fail(data, ctx);
+    };
+  },
+};
+
+function expectedValues(values: Json[]): string {
+  const shown = values.slice(0, 5).map((v) => JSON.stringify(v)).join(', ');
+  return values.length > 5 ? `one of ${shown}, … (${values.length - 5} more)` : `one of ${shown}`;
+}
+
+export const enumKeyword: KeywordDefinition = {
+  keyword: 'enum',
+  group: 'any',
+  compile(k) {
+    if (!Array.isArray(k.value)) return k.invalid('enum must be an array');
+    const values = k.value;
+    const sp = k.schemaPath;
+    const prim = new Set<Json>();
+    const complex: Json[] = [];
+    for (const v of values) {
+      if (typeof v === 'object' && v !== null) complex.push(v);
+      else prim.add(v);
+    }
+    const expected = expectedValues(values);
+    return (data, ctx) => {
+      let ok: boolean;
+      if (typeof data !== 'object' || data === null) ok = prim.has(data);
+      else {
+        ok = false;
+        for (let i = 0; i < complex.length; i++) if (jsonEqual(complex[i], data)) { ok = true; break; }
+      }
+      if (ok) {
+        if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+      } else if (ctx.silent === 0) report(ctx, 'enum', sp, expected, describe(data), `be ${expected}`);
+      return ok;
+    };
+  },
+};
+
+export const constKeyword: KeywordDefinition = {
+  keyword: 'const',
+  group: 'any',
+  compile(k) {
+    const c = k.value;
+    const sp = k.schemaPath;
+    const text = JSON.stringify(c);
+    const expected = `value ${text.length > 60 ? text.slice(0, 57) + '...' : text}`;
+    return (data, ctx) => {
+      const ok = jsonEqual(c, data);
+      if (ok) {
+        if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+      } else if (ctx.silent === 0) report(ctx, 'const', sp, expected, describe(data), `be ${expected}`);
+      return ok;
+    };
+  },
+};

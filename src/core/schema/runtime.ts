@@ -1,0 +1,203 @@
+/**
+ * @module Runtime pieces shared by every compiled keyword: the evaluation context
+ * (check counters, failures, the instance-path stack, the dynamic scope), the
+ * annotation collector used by `unevaluated*`, JSON equality and the short
+ * descriptions used in failures. Paths and messages are only built on failure,
+ * so a passing evaluation allocates almost nothing.
+ */
+import type { Json, JsonObject } from '../types.js';
+import type { SchemaFailure } from './engine.js';
+
+/** A compiled (sub)schema: true when `data` is valid. */
+export type Validate = (data: Json, ctx: EvalContext, ev: Annotations | null) => boolean;
+
+/** A late-bound compiled schema, so recursive `$ref`s can point at schemas still being compiled. */
+export interface Holder {
+  fn: Validate;
+}
+
+/** One schema resource (a document root or a subschema with `$id`), as seen by the dynamic scope. */
+export interface ResourceRecord {
+  readonly uri: string;
+  /** `$dynamicAnchor` name → compiled subschema (filled once compiled). */
+  readonly dynamicHolders: Map<string, Holder>;
+  /** 2019-09 `$recursiveAnchor: true` on the resource root. */
+  recursiveAnchor: boolean;
+  rootHolder: Holder | null;
+}
+
+/**
+ * What an evaluation has seen at one instance location: the properties and
+ * items that some successful subschema evaluated (for `unevaluated*`).
+ */
+export class Annotations {
+  props: Set<string> | null = null;
+  allProps = false;
+  /** Items `[0, items)` were evaluated; Infinity for all. */
+  items = 0;
+  itemSet: Set<number> | null = null;
+
+  addProp(key: string): void {
+    if (this.allProps) return;
+    (this.props ??= new Set()).add(key);
+  }
+
+  addItem(index: number): void {
+    (this.itemSet ??= new Set()).add(index);
+  }
+
+  hasProp(key: string): boolean {
+    return this.allProps || (this.props !== null && this.props.has(key));
+  }
+
+  hasItem(index: number): boolean {
+    return index < this.items || (this.itemSet !== null && this.itemSet.has(index));
+  }
+
+  merge(other: Annotations): void {
+    if (other.allProps) this.allProps = true;
+    else if (other.props !== null && !this.allProps) for (const k of other.props) this.addProp(k);
+    if (other.items > this.items) this.items = other.items;
+    if (other.itemSet !== null) for (const i of other.itemSet) this.addItem(i);
+  }
+}
+
+/** Mutable state of one `evaluate()` call. */
+export class EvalContext {
+  /** > 0 inside anyOf/oneOf/not/contains/if, where nothing is counted. */
+  silent = 0;
+  passed = 0;
+  total = 0;
+  failures: SchemaFailure[] = [];
+  /** Keys and indices from the root to the current instance location. */
+  path: Array<string | number> = [];
+  /** Dynamic scope: resources entered, outermost first. */
+  dyn: ResourceRecord[] = [];
+  /** Objects → keys declared by some applying schema (`true`: all), when collecting undeclared properties. */
+  declared: Map<object, Set<string> | true> | null = null;
+
+  declare(obj: object, key: string): void {
+    const d = this.declared!;
+    const cur = d.get(obj);
+    if (cur === true) return;
+    if (cur === undefined) d.set(obj, new Set([key]));
+    else cur.add(key);
+  }
+
+  declareAll(obj: object): void {
+    this.declared!.set(obj, true);
+  }
+}
+
+const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/** `$`-notation for a path: `$.a[1]['b.c']`. */
+export function formatPath(path: ReadonlyArray<string | number>, extra?: string | number): string {
+  let s = '$';
+  for (const seg of path) s += segment(seg);
+  if (extra !== undefined) s += segment(extra);
+  return s;
+}
+
+function segment(seg: string | number): string {
+  if (typeof seg === 'number') return `[${seg}]`;
+  if (IDENT.test(seg)) return `.${seg}`;
+  return `['${seg.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}']`;
+}
+
+/** Counts one check; on failure records it with a message built from `must` and `found`. */
+export function report(
+  ctx: EvalContext,
+  keyword: string,
+  schemaPath: string,
+  expected: string,
+  found: string,
+  must: string,
+  extra?: string | number,
+): void {
+  ctx.total++;
+  const instancePath = formatPath(ctx.path, extra);
+  ctx.failures.push({
+    keyword,
+    instancePath,
+    schemaPath,
+    expected,
+    found,
+    message: `${instancePath}: must ${must}, found ${found}`,
+  });
+}
+
+/** JSON type name, with `integer` for integral numbers. */
+export function jsonType(v: Json): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  const t = typeof v;
+  if (t === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  return t;
+}
+
+/** A short description of a value that never echoes strings or containers. */
+export function describe(v: Json): string {
+  if (v === null) return 'null';
+  switch (typeof v) {
+    case 'number':
+      return String(v);
+    case 'boolean':
+      return String(v);
+    case 'string':
+      return `string of length ${stringLength(v)}`;
+    default:
+      if (Array.isArray(v)) return `array of ${v.length} items`;
+      return `object with ${Object.keys(v).length} properties`;
+  }
+}
+
+/** Length in Unicode code points (what JSON Schema counts). */
+export function stringLength(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/** Own-property test that is safe for keys like `__proto__` and `constructor`. */
+export function has(obj: JsonObject, key: string): boolean {
+  return obj[key] !== undefined && hasOwn.call(obj, key);
+}
+
+/** JSON equality: numbers by value, objects regardless of key order. */
+export function jsonEqual(a: Json, b: Json): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) {
+    if (!hasOwn.call(b, k) || !jsonEqual(a[k], b[k])) return false;
+  }
+  return true;
+}
+
+/** Quoted list for messages: `'a', 'b'`. */
+export function quoteList(keys: readonly string[], max = 5): string {
+  const shown = keys.slice(0, max).map((k) => `'${k}'`);
+  if (keys.length > max) shown.push(`… (${keys.length - max} more)`);
+  return shown.join(', ');
+}
+
+export const NO_VALIDATORS: readonly Validate[] = [];
