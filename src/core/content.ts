@@ -67,7 +67,7 @@ export function findPlaceholders(output: Json): CheckFailure[] {
       const kind = placeholderKind(v);
       if (kind) {
         const at = formatSegments(path);
-        failures.push({ path: at, expected: 'a real value', found: kind, message: `${at} is ${kind === 'placeholder text' ? 'a placeholder' : kind}` });
+        failures.push({ path: at, expected: 'a real value', found: kind, message: kind === 'placeholder text' ? 'is a placeholder' : `is ${kind}` });
       }
     } else if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
@@ -98,7 +98,7 @@ export function evaluateContent(output: Json, undeclared: readonly string[]): Ch
         path: p,
         expected: 'only properties the schema declares',
         found: 'undeclared property',
-        message: `${p} is not declared by the schema`,
+        message: 'is not declared by the schema',
       })),
     },
     { check: PLACEHOLDER_VALUES_CHECK, kind: 'content', field: '$', failures: findPlaceholders(output) },

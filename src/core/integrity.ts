@@ -20,7 +20,7 @@ export function evaluateIntegrity(integrity: OutputIntegrity): CheckOutcome[] {
         path: d.path,
         expected: 'each key once per object',
         found: `key '${d.key}' more than once`,
-        message: `${d.path} has the key '${d.key}' more than once (readers disagree on which value counts)`,
+        message: `has the key '${d.key}' more than once (readers disagree on which value counts)`,
       })),
     },
     {
@@ -31,7 +31,7 @@ export function evaluateIntegrity(integrity: OutputIntegrity): CheckOutcome[] {
         path: p,
         expected: 'an integer within ±(2^53−1)',
         found: 'integer outside ±(2^53−1)',
-        message: `${p} holds an integer outside ±(2^53−1) (readers may see different numbers; send it as a string)`,
+        message: 'holds an integer outside ±(2^53−1) (readers may see different numbers; send it as a string)',
       })),
     },
   ];

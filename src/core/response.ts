@@ -1,0 +1,60 @@
+/**
+ * @module The response object of SPEC §4, in its exact key order, without the
+ * `verify` and `attestation` blocks (the signer appends them last). The
+ * compact form keeps only the SPEC §4 compact keys.
+ */
+import type { Detail, Verdict } from './types.js';
+
+export interface ResponseMeta {
+  verification_id: string;
+  output_hash: string;
+  schema_hash: string;
+  rules_hash: string;
+  request_hash: string;
+  /** RFC 3339 UTC; equals attestation.timestamp. */
+  verified_at: string;
+  verifier_version: string;
+}
+
+export type VerificationResponse = Record<string, unknown>;
+
+export function buildResponse(verdict: Verdict, meta: ResponseMeta, detail: Detail): VerificationResponse {
+  const head = {
+    summary: { result: verdict.result, blocking_checks: [...verdict.blocking_checks] },
+    next_actions: verdict.next_actions,
+    result: verdict.result,
+    verification_id: meta.verification_id,
+    task_id: verdict.task_id,
+    agent_id: verdict.agent_id,
+    output_hash: meta.output_hash,
+    schema_hash: meta.schema_hash,
+    rules_hash: meta.rules_hash,
+  };
+  const tail = {
+    verified_at: meta.verified_at,
+    verifier_version: meta.verifier_version,
+    enforce_rules: verdict.enforce_rules,
+    strict_content_check: verdict.strict_content_check,
+  };
+  if (detail === 'compact') return { ...head, ...tail };
+  return {
+    ...head,
+    request_hash: meta.request_hash,
+    ...tail,
+    errors: verdict.errors,
+    errors_total: verdict.errors_total,
+    errors_omitted: verdict.errors_omitted,
+    errors_detail: verdict.errors_detail,
+    errors_detail_total: verdict.errors_detail_total,
+    errors_detail_omitted: verdict.errors_detail_omitted,
+    flags: verdict.flags,
+    flags_total: verdict.flags_total,
+    flags_omitted: verdict.flags_omitted,
+    hints: verdict.hints,
+    hints_total: verdict.hints_total,
+    hints_omitted: verdict.hints_omitted,
+    schema_compliance: verdict.schema_compliance,
+    integrity_checks: verdict.integrity_checks,
+    overall: verdict.overall,
+  };
+}
