@@ -79,6 +79,13 @@ describe('file key ring', () => {
     expect(again.list()).toEqual([info]);
   });
 
+  it('listing an empty ring creates nothing', () => {
+    const ring = createKeyRing({ dir: path.join(dir, 'k') });
+    expect(ring.list()).toEqual([]);
+    expect(ring.find('k-20260101-00000000')).toBeUndefined();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   it('signs with the active key; the public info verifies it', () => {
     const ring = createKeyRing({ dir });
     const s = ring.signer();

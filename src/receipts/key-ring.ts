@@ -48,11 +48,11 @@ export interface KeyRing {
   signer(): SigningKey;
   /** Public info of the active key. */
   active(): PublicKeyInfo;
-  /** Every key ever used, oldest first. */
+  /** Every key ever used, oldest first (empty before the first key is generated). */
   list(): PublicKeyInfo[];
   /** Public info of one key, or undefined. */
   find(keyVersion: string): PublicKeyInfo | undefined;
-  /** Adds a new active key and retires the current one (notAfter = now). */
+  /** Adds a new active key and retires the current one (notAfter = now); on an empty ring, generates the first. */
   rotate(): PublicKeyInfo;
   /** Re-reads the key store (another process may have rotated). */
   reload(): void;
@@ -206,27 +206,32 @@ export function createKeyRing(options: KeyRingOptions): KeyRing {
     throw new Error('could not allocate a new key version');
   }
 
-  function all(): LoadedKey[] {
+  /** Every key on disk, without generating one (listing must not create keys). */
+  function loaded(): LoadedKey[] {
     if (!keys) keys = load();
-    if (!newest(keys)) keys = [...keys, generate(clock())].sort(byAge);
     return keys;
   }
 
   function current(): LoadedKey {
-    return newest(all())!;
+    let k = newest(loaded());
+    if (!k) {
+      k = generate(clock());
+      keys = [...loaded(), k].sort(byAge);
+    }
+    return k;
   }
 
   return {
     signer: () => current().signer,
     active: () => ({ ...current().info }),
-    list: () => all().map((k) => ({ ...k.info })),
+    list: () => loaded().map((k) => ({ ...k.info })),
     find: (keyVersion) => {
-      const k = all().find((x) => x.meta.keyVersion === keyVersion);
+      const k = loaded().find((x) => x.meta.keyVersion === keyVersion);
       return k ? { ...k.info } : undefined;
     },
     rotate: () => {
       const now = clock();
-      const previous = all().filter((k) => k.meta.status === 'active');
+      const previous = loaded().filter((k) => k.meta.status === 'active');
       // The new key is written before the old ones are retired: at no moment is there no active key.
       const fresh = generate(now);
       for (const old of previous) {
