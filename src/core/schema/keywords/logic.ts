@@ -117,7 +117,18 @@ export const ifKeyword: KeywordDefinition = {
     const has = (name: string): boolean => k.schema[name] !== undefined && k.dialect.keywords.has(name);
     const then = has('then') ? k.sub(k.schema.then, [], 'then') : null;
     const otherwise = has('else') ? k.sub(k.schema.else, [], 'else') : null;
-    if (then === null && otherwise === null) return null;
+    if (then === null && otherwise === null) {
+      // nothing to apply, but a passing condition still contributes annotations to unevaluated*
+      return (data, ctx, ev) => {
+        if (ev === null) return true;
+        const a = new Annotations();
+        ctx.silent++;
+        const c = cond(data, ctx, a);
+        ctx.silent--;
+        if (c) ev.merge(a);
+        return true;
+      };
+    }
     return (data, ctx, ev) => {
       const a = ev === null ? null : new Annotations();
       ctx.silent++;
