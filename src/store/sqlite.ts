@@ -3,7 +3,9 @@
  * share the file; SQLite serializes writers, and each allowance decision is a
  * single statement, so the count stays exact across processes. `synchronous=FULL`
  * by default because a receipt that reached a client must survive a crash or a
- * power cut (see docs for the measured cost against NORMAL).
+ * power cut. Measured on a virtio ext4 disk with ~2 KB receipts: FULL ≈ 0.21–0.28 ms
+ * per committed insert (≈ 3.6–4.8k/s from one writer) against 0.05–0.08 ms with
+ * NORMAL — about 4× slower, still small next to the rest of a verification.
  */
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
