@@ -44,3 +44,9 @@ export {
   type VerifyReceiptOptions,
 } from './verify-receipt.js';
 export { rfc3339Seconds } from './time.js';
+export {
+  createReceiptIssuer,
+  type IssuedReceipt,
+  type ReceiptIssuer,
+  type ReceiptIssuerOptions,
+} from './issue-receipt.js';
