@@ -9,6 +9,7 @@
  * response (runVerification).
  */
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { CliIO } from './io.js';
 import { ApiError, invalidRequest, isApiError } from '../errors.js';
@@ -20,6 +21,9 @@ import { buildResponse, type VerificationResponse } from '../core/response.js';
 import { createSchemaEngine } from '../core/schema/index.js';
 import { computeHashes } from '../receipts/hashes.js';
 import { rfc3339Seconds } from '../receipts/time.js';
+import { createKeyRing } from '../receipts/key-ring.js';
+import { createAttestor } from '../receipts/v1/attestation.js';
+import { createReceiptIssuer } from '../receipts/issue-receipt.js';
 
 /** Reported as verifier_version; kept in step with package.json. */
 export const VERIFIER_VERSION = '0.1.0';
@@ -40,6 +44,10 @@ options:
   --detail compact    print the compact response
   --task-id ID        task_id (default 'local')
   --agent-id ID       agent_id (default none)
+  --sign              sign the response like the service does (prints the receipt text exactly)
+  --data-dir DIR      with --sign: data directory holding keys/ (default ./data)
+  --base-url URL      with --sign: public base URL in the verify block (default http://127.0.0.1:8080)
+  --service-name N    with --sign: service name in the verify block (default agent-output-verifier)
   -h, --help          show this help
 `;
 
@@ -54,6 +62,10 @@ const OPTIONS = {
   'task-id': { type: 'string' },
   'agent-id': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  sign: { type: 'boolean' },
+  'data-dir': { type: 'string' },
+  'base-url': { type: 'string' },
+  'service-name': { type: 'string' },
 } as const;
 
 export interface VerifyCliOptions {
@@ -69,6 +81,8 @@ export interface VerifyCliOptions {
   taskId?: string;
   agentId?: string;
   help: boolean;
+  /** Sign the response with the key ring in `<dataDir>/keys`. */
+  sign?: { dataDir: string; baseUrl: string; serviceName: string };
 }
 
 export class UsageError extends Error {
@@ -100,6 +114,15 @@ export function parseVerifyArgs(argv: string[]): VerifyCliOptions {
     help: values.help ?? false,
   };
   if (opts.help) return opts;
+  if (values.sign) {
+    opts.sign = {
+      dataDir: values['data-dir'] ?? './data',
+      baseUrl: values['base-url'] ?? 'http://127.0.0.1:8080',
+      serviceName: values['service-name'] ?? 'agent-output-verifier',
+    };
+  } else if (values['data-dir'] ?? values['base-url'] ?? values['service-name']) {
+    throw new UsageError('--data-dir, --base-url and --service-name go with --sign');
+  }
   if (values.detail !== undefined) {
     if (values.detail !== 'full' && values.detail !== 'compact') throw new UsageError("--detail must be 'full' or 'compact'");
     opts.detail = values.detail;
@@ -197,6 +220,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   }
   try {
     const { parsed, detail } = loadRequest(opts, io);
+    if (opts.sign) return signAndPrint(opts.sign, { ...parsed, request: { ...parsed.request, detail } }, io);
     const response = runVerification(parsed, detail);
     io.stdout(`${JSON.stringify(response, null, 2)}\n`);
     return response.result === 'pass' ? 0 : 1;
@@ -212,4 +236,21 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     }
     throw e;
   }
+}
+
+/** `--sign`: issue the receipt exactly as the service would and print its text. */
+function signAndPrint(sign: NonNullable<VerifyCliOptions['sign']>, parsed: ParsedRequest, io: CliIO): number {
+  let issuer;
+  try {
+    const keyRing = createKeyRing({ dir: path.join(sign.dataDir, 'keys') });
+    keyRing.signer();
+    const attestor = createAttestor({ keyRing, serviceName: sign.serviceName, baseUrl: sign.baseUrl });
+    sharedVerifier ??= createVerifier({ engine: createSchemaEngine() });
+    issuer = createReceiptIssuer({ verifier: sharedVerifier, attestor, clock: () => new Date(), newId: randomUUID, verifierVersion: VERIFIER_VERSION });
+  } catch (e) {
+    throw new UsageError(`cannot use the signing key: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const issued = issuer.issue(parsed);
+  io.stdout(`${issued.text}\n`);
+  return issued.response.result === 'pass' ? 0 : 1;
 }
