@@ -1,5 +1,5 @@
 /** @module The Store contract against the embedded SQLite store (a real file in a temp dir, real child processes). */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -14,6 +14,7 @@ const run = promisify(execFile);
 const here = fileURLToPath(new URL('.', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'aov-store-'));
 const file = join(dir, 'nested', 'verifier.db');
+const worker = resolve(here, 'store-sqlite-worker.ts');
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -21,10 +22,10 @@ defineStoreContract('sqlite', {
   open: async () => createSqliteStore({ file }),
   async consumeFromWorkers({ clientKey, day, limit, workers, attemptsPerWorker }) {
     // Separate OS processes: only SQLite's file locking keeps the count exact here.
-    const startAt = Date.now() + 4000;
+    const startAt = Date.now() + 3000;
     const outs = await Promise.all(
       Array.from({ length: workers }, () =>
-        run(process.execPath, ['--import', 'tsx', resolve(here, 'store-consume-worker.ts'), file, clientKey, day, String(limit), String(attemptsPerWorker), String(startAt)], {
+        run(process.execPath, ['--import', 'tsx', worker, 'consume', file, clientKey, day, String(limit), String(attemptsPerWorker), String(startAt)], {
           cwd: resolve(here, '..'),
           timeout: 60_000,
         }),
@@ -35,6 +36,35 @@ defineStoreContract('sqlite', {
 });
 
 describe('sqlite specifics', () => {
+  it('every receipt whose save resolved survives kill -9 of the writing process', async () => {
+    const killFile = join(dir, 'kill.db');
+    await createSqliteStore({ file: killFile }).close();
+    const child = spawn(process.execPath, ['--import', 'tsx', worker, 'save', killFile, 'agent-k'], { cwd: resolve(here, '..'), stdio: ['ignore', 'pipe', 'inherit'] });
+    const acknowledged: string[] = [];
+    let buffer = '';
+    await new Promise<void>((done, fail) => {
+      child.on('error', fail);
+      child.stdout.on('data', (chunk: Buffer) => {
+        buffer += chunk.toString('utf8');
+        const lines = buffer.split('\n');
+        buffer = lines.pop() ?? '';
+        acknowledged.push(...lines.filter(Boolean));
+        if (acknowledged.length >= 200 && !child.killed) {
+          child.kill('SIGKILL');
+          done();
+        }
+      });
+    });
+    await new Promise((r) => child.once('exit', r));
+    const s = createSqliteStore({ file: killFile });
+    try {
+      for (const id of acknowledged) expect(JSON.parse((await s.getReceipt(id)) ?? 'null')?.id).toBe(id);
+      expect((await s.reputation('agent-k', { limit: 1 })).verifications).toBeGreaterThanOrEqual(acknowledged.length);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('runs in WAL mode with synchronous=FULL by default', async () => {
     const s = createSqliteStore({ file: join(dir, 'pragma.db') });
     await s.close();
