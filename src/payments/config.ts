@@ -1,14 +1,188 @@
 /**
  * @module Payment (x402 v2) configuration: parsed and validated once from an
  * environment map handed over by src/config.ts (the only module that reads the
- * environment). (Initial version: payments off; the payments module extends it.)
+ * environment). Payments are off unless X402_ENABLED is set; when on, every
+ * setting is checked at start so a misconfigured operator learns it before the
+ * first buyer does.
  */
+
+/** A CAIP-2 network id, the shape @x402/core uses. */
+export type Network = `${string}:${string}`;
+
+export const BASE_MAINNET: Network = 'eip155:8453';
+export const SOLANA_MAINNET: Network = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp';
+export const BASE_USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
+export const SOLANA_USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
+
+/** Routes that can be paid for. */
+export type PaidRoute = 'verify' | 'score';
+
+export interface PaymentNetworkConfig {
+  network: Network;
+  family: 'evm' | 'svm';
+  /** Recipient of the funds on this network. */
+  payTo: string;
+  /** Token contract (EVM) or mint (Solana) the price is paid in. */
+  asset: string;
+}
+
+export type FacilitatorConfig =
+  | { mode: 'remote'; url: string; timeoutMs: number }
+  | {
+      mode: 'local';
+      /** JSON-RPC endpoint of the EVM chain the built-in facilitator settles on. */
+      evmRpcUrl: string | null;
+      /** Private key of the account that submits settlement transactions (pays gas). */
+      evmPrivateKey: `0x${string}` | null;
+    };
 
 export interface PaymentConfig {
   enabled: boolean;
+  facilitator: FacilitatorConfig;
+  networks: PaymentNetworkConfig[];
+  /** Dollar prices as "$d.dd" strings, converted to atomic units by the x402 scheme. */
+  prices: Record<PaidRoute, string>;
+  /** Longest authorization validity window accepted, and the window buyers are asked for. */
+  maxTimeoutSeconds: number;
+  /** Bodies larger than this are never free: they always go to payment. */
+  freeMaxBodyBytes: number;
+}
+
+export const DEFAULT_PRICES: Record<PaidRoute, string> = { verify: '$0.02', score: '$0.01' };
+
+const NETWORK_ALIASES: Record<string, Network> = {
+  base: BASE_MAINNET,
+  [BASE_MAINNET]: BASE_MAINNET,
+  solana: SOLANA_MAINNET,
+  [SOLANA_MAINNET]: SOLANA_MAINNET,
+};
+
+const DEFAULT_ASSETS: Record<string, string> = { [BASE_MAINNET]: BASE_USDC, [SOLANA_MAINNET]: SOLANA_USDC };
+
+const EVM_ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
+const SOLANA_ADDRESS_RE = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+const PRICE_RE = /^\$?(\d{1,6})(?:\.(\d{1,6}))?$/;
+const PRIVATE_KEY_RE = /^0x[0-9a-fA-F]{64}$/;
+
+function bad(name: string, problem: string): Error {
+  return new Error(`${name}: ${problem}`);
+}
+
+function parseBool(name: string, raw: string | undefined): boolean {
+  const v = (raw ?? '').trim().toLowerCase();
+  if (v === '' || v === '0' || v === 'false' || v === 'no' || v === 'off') return false;
+  if (v === '1' || v === 'true' || v === 'yes' || v === 'on') return true;
+  throw bad(name, `must be true or false, got '${raw}'`);
+}
+
+function parseInteger(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  const v = (raw ?? '').trim();
+  if (v === '') return fallback;
+  if (!/^\d+$/.test(v)) throw bad(name, `must be an integer, got '${raw}'`);
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw bad(name, `must be between ${min} and ${max}, got ${v}`);
+  return n;
+}
+
+/** "$0.02", "0.02" or "2" → "$0.02"-style money string; strictly positive, at most 6 decimals (USDC precision). */
+export function parsePrice(name: string, raw: string | undefined, fallback: string): string {
+  const v = (raw ?? '').trim();
+  if (v === '') return fallback;
+  const m = PRICE_RE.exec(v);
+  if (!m) throw bad(name, `must be a dollar amount like $0.02 (at most 6 decimals), got '${raw}'`);
+  const whole = m[1];
+  const frac = m[2] ?? '';
+  if (/^0+$/.test(whole) && /^0*$/.test(frac)) throw bad(name, 'must be greater than zero');
+  return frac ? `$${whole}.${frac}` : `$${whole}`;
+}
+
+function parseNetworks(raw: string | undefined): Network[] {
+  const v = (raw ?? '').trim();
+  const items = v === '' ? [BASE_MAINNET, SOLANA_MAINNET] : v.split(',').map((s) => s.trim()).filter(Boolean);
+  const out: Network[] = [];
+  for (const item of items) {
+    const network = NETWORK_ALIASES[item] ?? NETWORK_ALIASES[item.toLowerCase()];
+    if (!network) {
+      throw bad('X402_NETWORKS', `unknown network '${item}' (supported: base or ${BASE_MAINNET}, solana or ${SOLANA_MAINNET})`);
+    }
+    if (!out.includes(network)) out.push(network);
+  }
+  if (out.length === 0) throw bad('X402_NETWORKS', 'must list at least one network');
+  return out;
+}
+
+function parseFacilitator(env: Record<string, string | undefined>): FacilitatorConfig {
+  const raw = (env.X402_FACILITATOR_URL ?? '').trim();
+  if (raw === '') throw bad('X402_FACILITATOR_URL', "is required when payments are on: a facilitator URL or 'local'");
+  if (raw.toLowerCase() === 'local') {
+    const rpc = (env.X402_LOCAL_EVM_RPC_URL ?? '').trim();
+    const key = (env.X402_LOCAL_EVM_PRIVATE_KEY ?? '').trim();
+    if (rpc !== '') {
+      let u: URL;
+      try {
+        u = new URL(rpc);
+      } catch {
+        throw bad('X402_LOCAL_EVM_RPC_URL', `must be an http(s) URL, got '${rpc}'`);
+      }
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw bad('X402_LOCAL_EVM_RPC_URL', `must be an http(s) URL, got '${rpc}'`);
+    }
+    if (key !== '' && !PRIVATE_KEY_RE.test(key)) throw bad('X402_LOCAL_EVM_PRIVATE_KEY', 'must be 0x followed by 64 hex digits');
+    if ((rpc === '') !== (key === '')) {
+      throw bad(rpc === '' ? 'X402_LOCAL_EVM_RPC_URL' : 'X402_LOCAL_EVM_PRIVATE_KEY', 'the local facilitator needs both X402_LOCAL_EVM_RPC_URL and X402_LOCAL_EVM_PRIVATE_KEY');
+    }
+    return { mode: 'local', evmRpcUrl: rpc || null, evmPrivateKey: (key || null) as `0x${string}` | null };
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw bad('X402_FACILITATOR_URL', `must be an http(s) URL or 'local', got '${raw}'`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw bad('X402_FACILITATOR_URL', `must be an http(s) URL or 'local', got '${raw}'`);
+  if (url.search || url.hash) throw bad('X402_FACILITATOR_URL', 'must not carry a query or fragment');
+  const timeoutMs = parseInteger('X402_FACILITATOR_TIMEOUT_MS', env.X402_FACILITATOR_TIMEOUT_MS, 30_000, 100, 600_000);
+  return { mode: 'remote', url: raw.replace(/\/+$/, ''), timeoutMs };
 }
 
 /** Parse payment settings from an env-like map. Throws an Error naming the bad variable. */
-export function parsePaymentConfig(_env: Record<string, string | undefined>): PaymentConfig {
-  return { enabled: false };
+export function parsePaymentConfig(env: Record<string, string | undefined>): PaymentConfig {
+  const enabled = parseBool('X402_ENABLED', env.X402_ENABLED);
+  const prices: Record<PaidRoute, string> = {
+    verify: parsePrice('X402_PRICE_VERIFY', env.X402_PRICE_VERIFY, DEFAULT_PRICES.verify),
+    score: parsePrice('X402_PRICE_SCORE', env.X402_PRICE_SCORE, DEFAULT_PRICES.score),
+  };
+  const maxTimeoutSeconds = parseInteger('X402_MAX_TIMEOUT_SECONDS', env.X402_MAX_TIMEOUT_SECONDS, 300, 10, 3600);
+  const freeMaxBodyBytes = parseInteger('X402_FREE_MAX_BODY_BYTES', env.X402_FREE_MAX_BODY_BYTES, 64 * 1024, 0, 100 * 1024 * 1024);
+  if (!enabled) {
+    return {
+      enabled: false,
+      facilitator: { mode: 'local', evmRpcUrl: null, evmPrivateKey: null },
+      networks: [],
+      prices,
+      maxTimeoutSeconds,
+      freeMaxBodyBytes,
+    };
+  }
+
+  const facilitator = parseFacilitator(env);
+  const networks: PaymentNetworkConfig[] = parseNetworks(env.X402_NETWORKS).map((network) => {
+    if (network.startsWith('eip155:')) {
+      const payTo = (env.X402_PAY_TO_EVM ?? '').trim();
+      if (payTo === '') throw bad('X402_PAY_TO_EVM', `is required for ${network}`);
+      if (!EVM_ADDRESS_RE.test(payTo)) throw bad('X402_PAY_TO_EVM', 'must be a 0x-prefixed 20-byte hex address');
+      if (/^0x0{40}$/.test(payTo)) throw bad('X402_PAY_TO_EVM', 'must not be the zero address');
+      return { network, family: 'evm', payTo, asset: DEFAULT_ASSETS[network] } satisfies PaymentNetworkConfig;
+    }
+    const payTo = (env.X402_PAY_TO_SOLANA ?? '').trim();
+    if (payTo === '') throw bad('X402_PAY_TO_SOLANA', `is required for ${network}`);
+    if (!SOLANA_ADDRESS_RE.test(payTo)) throw bad('X402_PAY_TO_SOLANA', 'must be a base58 Solana address');
+    if (facilitator.mode === 'local') {
+      throw bad('X402_NETWORKS', `${network} needs a remote facilitator (X402_FACILITATOR_URL); the built-in facilitator settles EVM only`);
+    }
+    return { network, family: 'svm', payTo, asset: DEFAULT_ASSETS[network] } satisfies PaymentNetworkConfig;
+  });
+  if (facilitator.mode === 'local' && facilitator.evmRpcUrl === null) {
+    throw bad('X402_LOCAL_EVM_RPC_URL', 'is required with X402_FACILITATOR_URL=local (the chain the built-in facilitator settles on)');
+  }
+  return { enabled, facilitator, networks, prices, maxTimeoutSeconds, freeMaxBodyBytes };
 }

@@ -1,0 +1,72 @@
+/**
+ * @module Payments (x402 v2) entry point: builds the facilitator client the
+ * configuration asks for (a hosted facilitator over HTTP, or the built-in one on
+ * the operator's chain RPC) and the payment gate on top of it.
+ */
+import { HTTPFacilitatorClient, type FacilitatorClient } from '@x402/core/server';
+import type { FacilitatorEvmSigner } from '@x402/evm';
+import type { FacilitatorSvmSigner } from '@x402/svm';
+import type { PaymentConfig } from './config.js';
+import { createPaymentGate, type PaymentGate, type PaymentStore } from './gate.js';
+import { createLocalFacilitator, createViemFacilitatorSigner, type LocalFacilitator } from './local-facilitator.js';
+
+export * from './config.js';
+export * from './gate.js';
+export * from './transport.js';
+export { createLocalFacilitator, createViemFacilitatorSigner, registerFacilitatorRoutes, createFacilitatorServer } from './local-facilitator.js';
+export type { LocalFacilitator, LocalFacilitatorOptions } from './local-facilitator.js';
+export { createMemoryEvmChain } from './memory-chain.js';
+export type { MemoryEvmChain, MemoryEvmChainOptions } from './memory-chain.js';
+
+export interface PaymentsOptions {
+  config: PaymentConfig;
+  store: PaymentStore;
+  serviceName?: string;
+  /** Override the local facilitator's EVM signer (tests, or a custom wallet). */
+  evmSigner?: FacilitatorEvmSigner;
+  /** Give the local facilitator a Solana fee payer. */
+  svmSigner?: FacilitatorSvmSigner;
+  /** Use this facilitator client instead of the configured one. */
+  facilitator?: FacilitatorClient;
+  now?: () => number;
+  log?: { warn(obj: unknown, msg?: string): void };
+}
+
+export interface Payments {
+  gate: PaymentGate;
+  /** The built-in facilitator when X402_FACILITATOR_URL=local (mount it with registerFacilitatorRoutes). */
+  localFacilitator: LocalFacilitator | null;
+}
+
+/** Build the facilitator and the gate for an enabled configuration; null when payments are off. */
+export function createPayments(options: PaymentsOptions): Payments | null {
+  const { config } = options;
+  if (!config.enabled) return null;
+  let localFacilitator: LocalFacilitator | null = null;
+  let facilitator = options.facilitator;
+  if (!facilitator) {
+    if (config.facilitator.mode === 'remote') {
+      facilitator = new HTTPFacilitatorClient({ url: config.facilitator.url, timeoutMs: config.facilitator.timeoutMs });
+    } else {
+      const f = config.facilitator;
+      const evmSigner =
+        options.evmSigner ?? (f.evmRpcUrl && f.evmPrivateKey ? createViemFacilitatorSigner({ rpcUrl: f.evmRpcUrl, privateKey: f.evmPrivateKey }) : undefined);
+      localFacilitator = createLocalFacilitator({
+        evmSigner,
+        evmNetworks: config.networks.filter((n) => n.family === 'evm').map((n) => n.network),
+        svmSigner: options.svmSigner,
+        svmNetworks: config.networks.filter((n) => n.family === 'svm').map((n) => n.network),
+      });
+      facilitator = localFacilitator;
+    }
+  }
+  const gate = createPaymentGate({
+    config,
+    store: options.store,
+    facilitator,
+    serviceName: options.serviceName,
+    now: options.now,
+    log: options.log,
+  });
+  return { gate, localFacilitator };
+}

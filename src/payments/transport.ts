@@ -1,0 +1,134 @@
+/**
+ * @module Transport helpers around the gate: the REST headers (PAYMENT-REQUIRED,
+ * PAYMENT-SIGNATURE, PAYMENT-RESPONSE, encoded and decoded with @x402/core's
+ * http utilities), the 402 body with the caller's live free-trial state, and the
+ * MCP equivalents (`params._meta["x402/payment"]` in, `result._meta
+ * ["x402/payment-response"]` out, an isError tool result carrying PaymentRequired).
+ */
+import {
+  decodePaymentSignatureHeader,
+  encodePaymentRequiredHeader,
+  encodePaymentResponseHeader,
+} from '@x402/core/http';
+import type { PaymentRequired, SettleResponse } from '@x402/core/types';
+import type { AllowanceInfo } from '../service/types.js';
+
+export const PAYMENT_REQUIRED_HEADER = 'PAYMENT-REQUIRED';
+export const PAYMENT_SIGNATURE_HEADER = 'PAYMENT-SIGNATURE';
+export const PAYMENT_RESPONSE_HEADER = 'PAYMENT-RESPONSE';
+export const MCP_PAYMENT_META = 'x402/payment';
+export const MCP_PAYMENT_RESPONSE_META = 'x402/payment-response';
+
+/**
+ * Why a 402 was sent. `free_trial_exhausted` once the daily allowance is spent;
+ * `payment_required` when the request needs payment although free calls remain
+ * (large body, discovery probe); `payment_invalid` when a payment was sent and
+ * refused; `settlement_failed` when the work ran but the charge did not go through.
+ */
+export type PaymentRequiredCode = 'free_trial_exhausted' | 'payment_required' | 'payment_invalid' | 'settlement_failed';
+
+export interface FreeTrialState {
+  available: boolean;
+  remaining_calls_today: number;
+  resets_at: string;
+  limit: number;
+}
+
+export function freeTrialState(allowance: AllowanceInfo): FreeTrialState {
+  return {
+    available: allowance.remaining > 0,
+    remaining_calls_today: allowance.remaining,
+    resets_at: allowance.resetsAt,
+    limit: allowance.limit,
+  };
+}
+
+/** The code of a 402 that is not about a rejected payment. */
+export function unpaidCode(allowance: AllowanceInfo): PaymentRequiredCode {
+  return allowance.remaining > 0 ? 'payment_required' : 'free_trial_exhausted';
+}
+
+/** Read PAYMENT-SIGNATURE: absent → `present: false`; present but undecodable → `payload: null`. */
+export function readPaymentSignature(header: string | string[] | undefined): { present: boolean; payload: unknown } {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || value.trim() === '') return { present: false, payload: null };
+  try {
+    return { present: true, payload: decodePaymentSignatureHeader(value.trim()) };
+  } catch {
+    return { present: true, payload: null };
+  }
+}
+
+/** Headers of a 402. */
+export function paymentRequiredHeaders(paymentRequired: PaymentRequired): Record<string, string> {
+  return { [PAYMENT_REQUIRED_HEADER]: encodePaymentRequiredHeader(paymentRequired), 'Cache-Control': 'no-store' };
+}
+
+/** Headers of a paid (settled) response. */
+export function paymentResponseHeaders(settlement: SettleResponse): Record<string, string> {
+  return { [PAYMENT_RESPONSE_HEADER]: encodePaymentResponseHeader(settlement), 'Cache-Control': 'private, no-store' };
+}
+
+export interface PaymentRequiredBodyOptions {
+  code: PaymentRequiredCode;
+  message: string;
+  allowance: AllowanceInfo;
+  settlement?: SettleResponse | null;
+}
+
+/** The JSON body of a 402: the PaymentRequired object plus the live free-trial state and a stable code. */
+export function paymentRequiredBody(paymentRequired: PaymentRequired, options: PaymentRequiredBodyOptions): Record<string, unknown> {
+  return {
+    ...paymentRequired,
+    code: options.code,
+    message: options.message,
+    charged: false,
+    ...freeTrialState(options.allowance),
+    ...(options.settlement ? { settlement: options.settlement } : {}),
+  };
+}
+
+/** Read `params._meta["x402/payment"]` of an MCP request. */
+export function readMcpPayment(meta: unknown): { present: boolean; payload: unknown } {
+  if (typeof meta !== 'object' || meta === null) return { present: false, payload: null };
+  const value = (meta as Record<string, unknown>)[MCP_PAYMENT_META];
+  if (value === undefined || value === null) return { present: false, payload: null };
+  if (typeof value === 'string') {
+    // Some clients send the header encoding; accept it too.
+    try {
+      return { present: true, payload: decodePaymentSignatureHeader(value) };
+    } catch {
+      return { present: true, payload: null };
+    }
+  }
+  return { present: true, payload: value };
+}
+
+export interface McpToolResult {
+  [key: string]: unknown;
+  content: Array<{ type: 'text'; text: string }>;
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+  _meta?: Record<string, unknown>;
+}
+
+/** An MCP tool result asking for payment: isError, PaymentRequired as structured and text content. */
+export function mcpPaymentRequiredResult(paymentRequired: PaymentRequired, options: PaymentRequiredBodyOptions): McpToolResult {
+  return {
+    isError: true,
+    content: [{ type: 'text', text: JSON.stringify(paymentRequired) }],
+    structuredContent: paymentRequired as unknown as Record<string, unknown>,
+    _meta: {
+      code: options.code,
+      message: options.message,
+      charged: false,
+      free_trial: freeTrialState(options.allowance),
+      ...(options.settlement ? { [MCP_PAYMENT_RESPONSE_META]: options.settlement } : {}),
+    },
+  };
+}
+
+/** Attach the settlement to a successful tool result. */
+export function withMcpPaymentResponse<T extends { _meta?: Record<string, unknown> }>(result: T, settlement: SettleResponse): T {
+  return { ...result, _meta: { ...(result._meta ?? {}), [MCP_PAYMENT_RESPONSE_META]: settlement } };
+}

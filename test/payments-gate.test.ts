@@ -1,0 +1,206 @@
+/**
+ * @module Fast payment layer: the gate against the built-in facilitator (served
+ * over HTTP on 127.0.0.1) on the in-memory chain, a real SQLite store and the
+ * official x402 buyer client. Covers requirements, paying, replay, windows,
+ * settlement failure and the ledger.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
+import { x402Client } from '@x402/core/client';
+import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
+import { BASE_USDC, SOLANA_USDC } from '../src/payments/config.js';
+import { createPaymentFixture, PAY_TO_EVM, PAY_TO_SOLANA, SOLANA_FEE_PAYER, type PaymentFixture } from './payments-helpers.js';
+
+const RESOURCE = { url: 'http://127.0.0.1/verify/schema', description: 'Verify an agent output', method: 'POST' as const };
+
+let f: PaymentFixture;
+beforeAll(async () => {
+  f = await createPaymentFixture();
+});
+afterAll(async () => {
+  await f?.close();
+});
+
+async function pay(route: 'verify' | 'score' = 'verify', client = f.buyerClient): Promise<PaymentPayload> {
+  const pr = await f.gate.paymentRequired(route, RESOURCE);
+  return client.createPaymentPayload(pr);
+}
+
+describe('payment requirements', () => {
+  it('lists Base and Solana USDC with atomic amounts, the SDK EIP-712 domain and the facilitator fee payer', async () => {
+    const pr = await f.gate.paymentRequired('verify', RESOURCE);
+    expect(pr.x402Version).toBe(2);
+    expect(pr.resource.url).toBe(RESOURCE.url);
+    expect(pr.accepts).toHaveLength(2);
+    const [base, sol] = pr.accepts;
+    expect(base).toMatchObject({ scheme: 'exact', network: 'eip155:8453', amount: '20000', asset: BASE_USDC, payTo: PAY_TO_EVM, maxTimeoutSeconds: 300 });
+    expect(base.extra).toMatchObject({ name: 'USD Coin', version: '2' });
+    expect(sol).toMatchObject({ scheme: 'exact', network: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp', amount: '20000', asset: SOLANA_USDC, payTo: PAY_TO_SOLANA });
+    expect(sol.extra.feePayer).toBe(SOLANA_FEE_PAYER);
+    const score = await f.gate.paymentRequired('score', { url: 'http://127.0.0.1/score/a', method: 'GET' });
+    expect(score.accepts.map((a) => a.amount)).toEqual(['10000', '10000']);
+  });
+
+  it('declares the bazaar discovery extension with the route input and output', async () => {
+    const pr = await f.gate.paymentRequired('verify', RESOURCE);
+    const bazaar = pr.extensions?.bazaar as { info: { input: Record<string, unknown>; output: Record<string, unknown> } };
+    expect(bazaar.info.input).toMatchObject({ type: 'http', method: 'POST', bodyType: 'json' });
+    expect(bazaar.info.output).toBeDefined();
+    const mcp = await f.gate.paymentRequired('verify', { url: 'mcp://tool/verify_schema', transport: 'mcp' });
+    expect((mcp.extensions?.bazaar as { info: { input: Record<string, unknown> } }).info.input).toMatchObject({ type: 'mcp', toolName: 'verify_schema' });
+  });
+
+  it('reflects configured prices', async () => {
+    const g = await createPaymentFixture({ X402_PRICE_VERIFY: '$0.05', X402_NETWORKS: 'base' });
+    try {
+      const prices = await g.gate.prices();
+      expect(prices.find((p) => p.route === 'verify')).toMatchObject({ price: '$0.05' });
+      expect(prices.find((p) => p.route === 'verify')!.accepts.map((a) => a.amount)).toEqual(['50000']);
+    } finally {
+      await g.close();
+    }
+  });
+});
+
+describe('paying', () => {
+  it('verifies, reserves, settles on chain and writes the ledger', async () => {
+    const before = f.chain.balanceOf(BASE_USDC, f.buyer.address);
+    const payload = await pay();
+    const auth = await f.gate.authorize('verify', RESOURCE, payload);
+    expect(auth.ok).toBe(true);
+    if (!auth.ok) return;
+    expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before); // nothing moves before the work is done
+    const settled = await f.gate.settle(auth.ticket, 'vid-1');
+    expect(settled.ok).toBe(true);
+    if (!settled.ok) return;
+    expect(settled.settlement).toMatchObject({ success: true, network: 'eip155:8453' });
+    expect(settled.settlement.transaction).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 20000n);
+    const events = await f.store.paymentEvents({ verificationId: 'vid-1' });
+    expect(events.map((e) => e.kind)).toEqual(['settled']);
+    expect(events[0].detail).toBe(settled.settlement.transaction);
+    const all = await f.store.paymentEvents();
+    expect(all.filter((e) => e.key.nonce === auth.ticket.key.nonce).map((e) => e.kind)).toEqual(['verified', 'settled']);
+    // A used authorization is refused afterwards.
+    const again = await f.gate.authorize('verify', RESOURCE, payload);
+    expect(again.ok).toBe(false);
+  });
+
+  it('lets exactly one of 50 concurrent uses of the same payment through', async () => {
+    const before = f.chain.balanceOf(BASE_USDC, f.buyer.address);
+    const payload = await pay();
+    const results = await Promise.all(Array.from({ length: 50 }, () => f.gate.authorize('verify', RESOURCE, structuredClone(payload))));
+    const winners = results.filter((r) => r.ok);
+    expect(winners).toHaveLength(1);
+    const losers = results.filter((r) => !r.ok) as Array<Extract<(typeof results)[number], { ok: false }>>;
+    expect(losers.every((r) => r.reason === 'payment_already_used')).toBe(true);
+    const w = winners[0];
+    if (!w.ok) return;
+    expect((await f.gate.settle(w.ticket, 'vid-50')).ok).toBe(true);
+    expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 20000n);
+    const replays = (await f.store.paymentEvents()).filter((e) => e.key.nonce === w.ticket.key.nonce && e.kind === 'replay_rejected');
+    expect(replays).toHaveLength(49);
+  });
+
+  it('releases the reservation when the work fails, so the same payment can be retried', async () => {
+    const before = f.chain.balanceOf(BASE_USDC, f.buyer.address);
+    const payload = await pay();
+    const first = await f.gate.authorize('verify', RESOURCE, payload);
+    expect(first.ok).toBe(true);
+    if (!first.ok) return;
+    await f.gate.cancel(first.ticket, 'internal_error');
+    expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before);
+    const second = await f.gate.authorize('verify', RESOURCE, payload);
+    expect(second.ok).toBe(true);
+    if (!second.ok) return;
+    expect((await f.gate.settle(second.ticket, 'vid-retry')).ok).toBe(true);
+    expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 20000n);
+  });
+
+  it('releases the reservation when settlement fails and reports it', async () => {
+    const before = f.chain.balanceOf(BASE_USDC, f.buyer.address);
+    const payload = await pay();
+    const auth = await f.gate.authorize('verify', RESOURCE, payload);
+    if (!auth.ok) throw new Error(auth.message);
+    f.chain.failNextWrites(1);
+    const s = await f.gate.settle(auth.ticket, 'vid-fail');
+    expect(s.ok).toBe(false);
+    if (s.ok) return;
+    expect(s.paymentRequired.x402Version).toBe(2);
+    expect(s.message).toMatch(/Settlement failed/);
+    expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before);
+    const kinds = (await f.store.paymentEvents({ verificationId: 'vid-fail' })).map((e) => e.kind);
+    expect(kinds).toEqual(['settle_failed']);
+    const retry = await f.gate.authorize('verify', RESOURCE, payload);
+    expect(retry.ok).toBe(true);
+    if (retry.ok) await f.gate.cancel(retry.ticket, 'test');
+  });
+});
+
+describe('refusing payments', () => {
+  it('refuses a payment for a cheaper route', async () => {
+    const payload = await pay('score');
+    const r = await f.gate.authorize('verify', RESOURCE, payload);
+    expect(r).toMatchObject({ ok: false, reason: 'no_matching_requirements' });
+  });
+
+  it('refuses a tampered signature without moving funds', async () => {
+    const before = f.chain.balanceOf(BASE_USDC, f.buyer.address);
+    const payload = await pay();
+    const auth = (payload.payload as { authorization: Record<string, string> }).authorization;
+    auth.to = PAY_TO_EVM.replace(/1$/, '2');
+    const r = await f.gate.authorize('verify', RESOURCE, payload);
+    expect(r.ok).toBe(false);
+    expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before);
+  });
+
+  it('refuses an authorization valid for longer than maxTimeoutSeconds', async () => {
+    const pr = await f.gate.paymentRequired('verify', RESOURCE);
+    const long: PaymentRequired = { ...pr, accepts: [{ ...pr.accepts[0], maxTimeoutSeconds: 3600 }] };
+    const payload = await f.buyerClient.createPaymentPayload(long);
+    payload.accepted = pr.accepts[0];
+    const r = await f.gate.authorize('verify', RESOURCE, payload);
+    expect(r).toMatchObject({ ok: false, reason: 'authorization_window_too_long' });
+  });
+
+  it('refuses a payer without funds, verified by the facilitator', async () => {
+    const { generatePrivateKey, privateKeyToAccount } = await import('viem/accounts');
+    const poor = new x402Client().register('eip155:8453', new ExactEvmClientScheme(privateKeyToAccount(generatePrivateKey())));
+    const r = await f.gate.authorize('verify', RESOURCE, await pay('verify', poor));
+    expect(r).toMatchObject({ ok: false, reason: 'payment_verification_failed' });
+    if (!r.ok) expect(r.message).toMatch(/insufficient_balance/);
+  });
+
+  it('refuses garbage and unsupported versions with a PaymentRequired to retry with', async () => {
+    for (const bad of [null, 'x', { x402Version: 2 }, { x402Version: 2, payload: {}, accepted: 'no' }]) {
+      const r = await f.gate.authorize('verify', RESOURCE, bad);
+      expect(r).toMatchObject({ ok: false, reason: 'invalid_payment' });
+      if (!r.ok) expect(r.paymentRequired.accepts).toHaveLength(2);
+    }
+    const v1 = await f.gate.authorize('verify', RESOURCE, { x402Version: 1, payload: {}, scheme: 'exact', network: 'base' });
+    expect(v1).toMatchObject({ ok: false, reason: 'unsupported_version' });
+  });
+});
+
+describe('facilitator HTTP endpoints', () => {
+  it('serves /supported with the EVM kind and the Solana fee payer', async () => {
+    const res = await fetch(`${f.facilitatorUrl}/supported`);
+    const body = (await res.json()) as { kinds: Array<{ network: string; scheme: string; extra?: Record<string, unknown> }> };
+    expect(body.kinds).toContainEqual(expect.objectContaining({ scheme: 'exact', network: 'eip155:8453' }));
+    const sol = body.kinds.find((k) => k.network.startsWith('solana:'));
+    expect(sol?.extra?.feePayer).toBe(SOLANA_FEE_PAYER);
+  });
+
+  it('answers a malformed /verify with 400 and a real one with a verdict', async () => {
+    const bad = await fetch(`${f.facilitatorUrl}/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(bad.status).toBe(400);
+    const payload = await pay();
+    const res = await fetch(`${f.facilitatorUrl}/verify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ x402Version: 2, paymentPayload: payload, paymentRequirements: payload.accepted }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ isValid: true, payer: f.buyer.address });
+  });
+});
