@@ -29,7 +29,7 @@ export interface AttestorLike {
 
 export interface TrustScoreLike {
   score: number;
-  [key: string]: unknown;
+  inputs: object;
 }
 
 export interface VerifierServiceDeps {
@@ -159,15 +159,15 @@ export function createVerifierService(deps: VerifierServiceDeps): VerifierServic
           fields: [{ field: 'agent_id', problem: "starts with 'test-' (example agents are never scored)", fix: 'ask for the score of a real agent id' }],
         });
       }
-      const now = deps.clock();
+      // Whole seconds, like verified_at, so the score's as_of and the attestation agree.
+      const now = new Date(Math.floor(deps.clock().getTime() / 1000) * 1000);
       const results = await store.agentResults(agentId);
       const trust = deps.computeTrustScore(results, now);
-      const { score, ...inputs } = trust;
       const timestamp = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
       const unsigned: Record<string, unknown> = {
         agent_id: agentId,
-        score,
-        inputs: (inputs as { inputs?: unknown }).inputs ?? inputs,
+        score: trust.score,
+        inputs: trust.inputs,
         scored_at: timestamp,
       };
       const response = await deps.attestor.attach(unsigned, { context: 'score', timestamp });

@@ -1,0 +1,125 @@
+/**
+ * @module Composition root: from a Config to a running-ready service. Opens the
+ * store, the key ring (first start generates a key), the schema engine and its
+ * cache, the verifier, the receipt issuer and the application service, and
+ * builds the HTTP server on top. `close()` stops taking requests, lets in-flight
+ * ones finish, then closes the store.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { Config } from './config.js';
+import { parseVerificationRequest, validateRequestValue } from './core/request.js';
+import { createSchemaCache, createSchemaEngine } from './core/schema/index.js';
+import { computeTrustScore, isTestAgent } from './core/trust-score.js';
+import { createVerifier } from './core/verify.js';
+import { createHttpServer } from './http/server.js';
+import type { HttpServer } from './http/server.js';
+import { attestationExtension, createAttestor, createKeyRing, createReceiptIssuer } from './receipts/index.js';
+import { createVerifierService } from './service/verifier-service.js';
+import type { VerifierServiceImpl } from './service/verifier-service.js';
+import { openStore } from './store/index.js';
+import type { Store } from './store/store.js';
+
+export interface CreateAppOptions {
+  /** Fastify logger setting (tests pass false). Default: pino at config.logLevel. */
+  logger?: FastifyServerOptions['logger'];
+  /** Injected clock (tests). */
+  clock?: () => Date;
+}
+
+export interface App {
+  app: FastifyInstance;
+  server: HttpServer;
+  service: VerifierServiceImpl;
+  store: Store;
+  config: Config;
+  /** Graceful: new requests get 503, in-flight ones finish, then the store closes. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** The package version, read once (works from src/ and from dist/). */
+export function packageVersion(): string {
+  try {
+    const here = path.dirname(new URL(import.meta.url).pathname);
+    const pkg = JSON.parse(readFileSync(path.join(here, '..', 'package.json'), 'utf8')) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+export async function createApp(config: Config, options: CreateAppOptions = {}): Promise<App> {
+  const clock = options.clock ?? (() => new Date());
+  const version = packageVersion();
+
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    await store.migrate();
+    const keyRing = createKeyRing({ dir: path.join(config.dataDir, 'keys'), clock });
+    // First start: generate the key now, not on the first request.
+    keyRing.signer();
+
+    const engine = createSchemaEngine();
+    // Compiling a schema costs far more than evaluating it; repeat callers send the same schema.
+    const schemas = config.schemaCacheSize > 0 ? createSchemaCache({ engine, max: config.schemaCacheSize }) : engine;
+    const verifier = createVerifier({ engine: schemas, listCap: config.listCap });
+    const attestor = createAttestor({ keyRing, serviceName: config.serviceName, baseUrl: config.publicBaseUrl });
+    const issuer = createReceiptIssuer({ verifier, attestor, clock, newId: randomUUID, verifierVersion: version });
+
+    const parseOptions = { maxDepth: config.maxJsonDepth };
+    const service = createVerifierService({
+      store,
+      issuer,
+      attestor,
+      parse: (body) => parseVerificationRequest(body, parseOptions),
+      parseValue: (value) => validateRequestValue(value, parseOptions),
+      computeTrustScore,
+      isTestAgent,
+      clock,
+      freeAllowance: config.freeAllowancePerDay,
+      listCap: config.listCap,
+    });
+
+    const server = await createHttpServer({
+      config,
+      service,
+      version,
+      logger: options.logger,
+      attestationExtension: () => attestationExtension(keyRing) as unknown as Record<string, unknown>,
+      async readiness() {
+        let signingKey = false;
+        try {
+          signingKey = keyRing.list().length > 0 && Boolean(keyRing.signer().keyVersion);
+        } catch {
+          signingKey = false;
+        }
+        const database = await store.health().catch(() => false);
+        return { database, signingKey };
+      },
+    });
+
+    let closed: Promise<void> | undefined;
+    return {
+      app: server.app,
+      server,
+      service,
+      store,
+      config,
+      close() {
+        closed ??= (async () => {
+          try {
+            await server.close();
+          } finally {
+            await store.close();
+          }
+        })();
+        return closed;
+      },
+    };
+  } catch (err) {
+    await store.close().catch(() => undefined);
+    throw err;
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * @module The free allowance over real sockets: exact under 200 concurrent
+ * requests, durable across a restart on the same data directory, not consumed
+ * by invalid requests, keyed by X-Forwarded-For only behind a trusted proxy.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { postJson, startApp, tempDir } from './http-helpers.js';
+import type { Running } from './http-helpers.js';
+
+const request = JSON.stringify({
+  task_id: 'allowance',
+  agent_id: 'test-allowance',
+  expected_schema: { type: 'object', required: ['ok'], properties: { ok: { type: 'boolean' } } },
+  submitted_output: { ok: true },
+});
+
+describe('HTTP: free allowance', () => {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    while (cleanups.length) await cleanups.pop()!();
+  });
+
+  it('200 concurrent requests with allowance 50 → exactly 50 × 200 and 150 × 429, still exhausted after restart', async () => {
+    const tmp = tempDir();
+    cleanups.push(tmp.cleanup);
+    let srv: Running = await startApp(tmp.dir, { FREE_ALLOWANCE_PER_DAY: '50' });
+    cleanups.push(() => srv.close());
+
+    const responses = await Promise.all(Array.from({ length: 200 }, () => postJson(srv.base, '/verify/schema', request)));
+    const bodies = await Promise.all(responses.map((r) => r.json()));
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(50);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(150);
+    for (const [i, r] of responses.entries()) {
+      expect(r.headers.get('free-allowance-limit')).toBe('50');
+      expect(r.headers.get('free-allowance-resets')).toMatch(/^\d{4}-\d{2}-\d{2}T00:00:00Z$/);
+      if (r.status === 429) {
+        expect(r.headers.get('free-allowance-remaining')).toBe('0');
+        const body = bodies[i];
+        expect(body.code).toBe('free_allowance_exhausted');
+        expect(body.retry_after).toBe(Number(r.headers.get('retry-after')));
+        const resets = Date.parse(r.headers.get('free-allowance-resets')!);
+        expect(Math.abs(resets - Date.now() - body.retry_after * 1000)).toBeLessThan(5000);
+      }
+    }
+    const remaining = responses.filter((r) => r.status === 200).map((r) => Number(r.headers.get('free-allowance-remaining')));
+    expect(new Set(remaining).size).toBe(50);
+    expect(Math.min(...remaining)).toBe(0);
+
+    await srv.close();
+    srv = await startApp(tmp.dir, { FREE_ALLOWANCE_PER_DAY: '50' });
+    const again = await postJson(srv.base, '/verify/schema', request);
+    expect(again.status).toBe(429);
+    expect(again.headers.get('free-allowance-remaining')).toBe('0');
+  });
+
+  it('an invalid request does not consume; a valid one does; trusted proxy keys by X-Forwarded-For', async () => {
+    const tmp = tempDir();
+    cleanups.push(tmp.cleanup);
+    const srv = await startApp(tmp.dir, { FREE_ALLOWANCE_PER_DAY: '3', TRUST_PROXY: 'true' });
+    cleanups.push(() => srv.close());
+    const as = (ip: string) => ({ 'x-forwarded-for': `${ip}, 10.0.0.1` });
+
+    const bad = await postJson(srv.base, '/verify/schema', '{"task_id":"x"}', as('203.0.113.5'));
+    expect(bad.status).toBe(422);
+    expect(bad.headers.get('free-allowance-remaining')).toBe('3');
+    const dup = await postJson(srv.base, '/verify/schema', '{"task_id":"x","task_id":"y"}', as('203.0.113.5'));
+    expect(dup.status).toBe(422);
+
+    const ok = await postJson(srv.base, '/verify/schema', request, as('203.0.113.5'));
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('free-allowance-remaining')).toBe('2');
+    // Another client behind the same proxy has its own count.
+    const other = await postJson(srv.base, '/verify/schema', request, as('203.0.113.6'));
+    expect(other.headers.get('free-allowance-remaining')).toBe('2');
+  });
+
+  it('without a trusted proxy X-Forwarded-For is ignored', async () => {
+    const tmp = tempDir();
+    cleanups.push(tmp.cleanup);
+    const srv = await startApp(tmp.dir, { FREE_ALLOWANCE_PER_DAY: '2' });
+    cleanups.push(() => srv.close());
+    const a = await postJson(srv.base, '/verify/schema', request, { 'x-forwarded-for': '198.51.100.1' });
+    const b = await postJson(srv.base, '/verify/schema', request, { 'x-forwarded-for': '198.51.100.2' });
+    const c = await postJson(srv.base, '/verify/schema', request, { 'x-forwarded-for': '198.51.100.3' });
+    expect([a.status, b.status, c.status]).toEqual([200, 200, 429]);
+  });
+});

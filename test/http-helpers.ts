@@ -1,0 +1,106 @@
+/**
+ * @module Shared helpers of the HTTP tests: temporary data directories, free
+ * loopback ports, an in-process app on a real socket, and a real server child
+ * process (`aov serve` through tsx) for crash and shutdown tests.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createApp } from '../src/app.js';
+import type { App } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+
+export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export function tempDir(prefix = 'aov-http-'): { dir: string; cleanup(): void } {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Running {
+  base: string;
+  handle: App;
+  close(): Promise<void>;
+}
+
+/** createApp on a real loopback socket. */
+export async function startApp(dataDir: string, env: Record<string, string> = {}): Promise<Running> {
+  const port = await freePort();
+  const config = loadConfig({ DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'silent', ...env });
+  const handle = await createApp(config, { logger: false });
+  await handle.app.listen({ host: '127.0.0.1', port });
+  return { base: `http://127.0.0.1:${port}`, handle, close: () => handle.close() };
+}
+
+export interface Child {
+  proc: ChildProcess;
+  base: string;
+  stdout(): string;
+  stderr(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Run `aov serve` as a real process (node + tsx loader, one process so signals reach the server). */
+export async function spawnServer(dataDir: string, env: Record<string, string> = {}): Promise<Child> {
+  const port = await freePort();
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/index.ts'), 'serve', '--port', String(port), '--data-dir', dataDir], {
+    cwd: projectRoot,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    proc.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`server exited early: ${err}`);
+    if (out.includes('listening on')) break;
+    if (Date.now() > deadline) {
+      proc.kill('SIGKILL');
+      throw new Error(`server did not start: ${err}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { proc, base, stdout: () => out, stderr: () => err, exited };
+}
+
+export function postJson(base: string, route: string, body: string, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+}
+
+/** The SPEC §6 error shape, checked strictly (and no stack trace anywhere). */
+export function expectErrorShape(body: Record<string, unknown>, code: string, status: number): string | null {
+  const keys = Object.keys(body).sort();
+  const expected = ['charged', 'code', 'fields', 'message', 'next_actions', 'retryable', 'status'];
+  if (body.retryable === true) expected.push('retry_after');
+  const problems: string[] = [];
+  if (JSON.stringify(keys) !== JSON.stringify(expected.sort())) problems.push(`keys ${keys.join(',')}`);
+  if (body.code !== code) problems.push(`code ${String(body.code)}`);
+  if (body.status !== status) problems.push(`status ${String(body.status)}`);
+  if (body.charged !== false) problems.push('charged');
+  if (!Array.isArray(body.fields) || !Array.isArray(body.next_actions)) problems.push('arrays');
+  if (typeof body.message !== 'string') problems.push('message');
+  if (/\bat .*\(.*:\d+:\d+\)|node_modules|\.ts:\d+/.test(JSON.stringify(body))) problems.push('stack trace');
+  return problems.length ? problems.join('; ') : null;
+}
