@@ -294,6 +294,23 @@ describe('HTTP surface', () => {
     expect(bigBody.error.data.code).toBe('payload_too_large');
   });
 
+  it('hands duplicate keys inside submitted_output to the service as integrity findings', async () => {
+    const args = JSON.stringify({ task_id: 'dup', expected_schema: true }).slice(0, -1) + ',"submitted_output":{"total":1,"total":2}}';
+    const body = `{"jsonrpc":"2.0","id":"d1","method":"tools/call","params":{"name":"verify_schema","arguments":${args}}}`;
+    const res = await fetch(`${base}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-protocol-version': '2025-06-18' }, body });
+    expect(res.status).toBe(200);
+    expect(service.lastParsed?.request.task_id).toBe('dup');
+    expect(service.lastParsed?.request.submitted_output).toEqual({ total: 2 });
+    expect(service.lastParsed?.integrity.duplicateKeys).toEqual([{ path: '$', key: 'total' }]);
+    // Outside the output a duplicate is a request error, as over REST.
+    const bad = body.replace('"task_id":"dup"', '"task_id":"dup","task_id":"dup2"');
+    const rpc = (await (await fetch(`${base}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-protocol-version': '2025-06-18' }, body: bad })).json()) as {
+      result: CallToolResult;
+    };
+    expect(rpc.result.isError).toBe(true);
+    expect(rpc.result.structuredContent).toMatchObject({ code: 'invalid_request', fields: [{ field: 'task_id' }] });
+  });
+
   it('keeps __proto__ an ordinary key of the arguments', async () => {
     const body = JSON.stringify({
       jsonrpc: '2.0',

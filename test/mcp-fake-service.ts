@@ -25,6 +25,8 @@ export interface FakeService extends VerifierService {
   verifications: Array<{ agentId: string | null; result: 'pass' | 'fail' }>;
   /** Make the next verify() throw a plain Error (an internal fault). */
   failNextVerify: boolean;
+  /** What the last verify() was given. */
+  lastParsed: ParsedRequest | null;
 }
 
 export function createFakeService(options: { limit: number; baseUrl: string }): FakeService {
@@ -48,6 +50,7 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
     refunds: 0,
     verifications: [],
     failNextVerify: false,
+    lastParsed: null,
 
     parseRequest(body) {
       return service.parseRequestValue(JSON.parse(String(body)));
@@ -115,6 +118,7 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
         service.failNextVerify = false;
         throw new Error('disk on fire at /var/secret/path');
       }
+      service.lastParsed = parsed;
       const hashes = computeHashes(parsed);
       const verifiedAt = rfc3339Seconds(new Date());
       const result = 'pass' as const;

@@ -13,6 +13,7 @@ import { errorBody } from '../errors.js';
 import type { VerifierService } from '../service/types.js';
 import { createAllowanceAdmission, type AdmitToolCall } from './admission.js';
 import { checkHostAndOrigin, hostnameOfOrigin, normaliseAllowedHosts } from './host-guard.js';
+import { parseEnvelope, type ArgumentFindings } from './envelope.js';
 import { createMcpServer } from './mcp-server.js';
 import { defaultServerVersion, mcpServerCard, type McpServerCardOptions } from './server-card.js';
 import { TOOL_DEFINITIONS, type McpToolDefinition } from './tool-definitions.js';
@@ -117,8 +118,8 @@ export async function registerMcpRoutes(app: FastifyInstance, options: McpRoutes
   });
 
   await app.register(async (scope) => {
-    // The body reaches us as text: JSON.parse keeps `__proto__` an ordinary key (SPEC §1)
-    // and a non-JSON Content-Type is left for the transport to answer with its 415.
+    // The body reaches us as text for the core's strict parser (duplicate keys, `__proto__`
+    // as an ordinary key: SPEC §1); a non-JSON Content-Type is left to the transport's 415.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
 
@@ -178,11 +179,13 @@ export async function registerMcpRoutes(app: FastifyInstance, options: McpRoutes
     scope.post('/mcp', async (request, reply) => {
       const origin = headerValue(request.headers.origin);
       let parsedBody: unknown;
+      let findings: ArgumentFindings = new Map();
       if (isJsonContentType(request.headers['content-type'])) {
-        const text = typeof request.body === 'string' ? request.body : '';
-        try {
-          parsedBody = JSON.parse(text);
-        } catch {
+        const envelope = parseEnvelope(typeof request.body === 'string' ? request.body : '');
+        if (envelope.ok) {
+          parsedBody = envelope.value;
+          findings = envelope.findings;
+        } else {
           return reply
             .code(400)
             .headers(corsHeaders(origin))
@@ -200,6 +203,7 @@ export async function registerMcpRoutes(app: FastifyInstance, options: McpRoutes
         tools,
         log: request.log,
         callContext: (tool, meta) => ({ tool, clientKey, meta, request }),
+        duplicateKeys: (id) => findings.get(id) ?? [],
       });
       // Stateless: no session ids; plain JSON responses (no SSE) since no tool streams progress.
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

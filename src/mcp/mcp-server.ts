@@ -11,7 +11,9 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ApiError, errorBody, invalidRequest, isApiError, type ErrorBody } from '../errors.js';
 import type { SignedResult, VerifierService } from '../service/types.js';
+import type { DuplicateKeyFinding } from '../core/strict-json.js';
 import type { AdmitToolCall, ToolCallContext } from './admission.js';
+import { applyDuplicateKeys } from './envelope.js';
 import { TOOL_DEFINITIONS, TOOL_NAMES, type McpToolDefinition, type ToolName } from './tool-definitions.js';
 
 export interface McpServerContext {
@@ -24,6 +26,8 @@ export interface McpServerContext {
   log: FastifyBaseLogger;
   /** Tool definitions to advertise (defaults to TOOL_DEFINITIONS). */
   tools?: readonly McpToolDefinition[];
+  /** Duplicate keys the strict body parser found in the arguments of the call with this JSON-RPC id. */
+  duplicateKeys?(requestId: string | number): readonly DuplicateKeyFinding[];
 }
 
 const INSTRUCTIONS =
@@ -118,13 +122,14 @@ async function runTool(
   tool: ToolName,
   args: unknown,
   meta: Record<string, unknown> | undefined,
+  requestId: string | number,
 ): Promise<CallToolResult> {
   try {
     // Invalid requests are refused before anything is admitted (nothing spent, no payment asked).
     const work =
       tool === 'verify_schema'
         ? (() => {
-            const parsed = ctx.service.parseRequestValue(args ?? {});
+            const parsed = applyDuplicateKeys(ctx.service.parseRequestValue(args ?? {}), ctx.duplicateKeys?.(requestId) ?? []);
             return async () => {
               const signed = await ctx.service.verify(parsed);
               return { signed, summary: receiptSummary(signed.response) };
@@ -178,7 +183,7 @@ export function createMcpServer(ctx: McpServerContext): Server {
     })),
   }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args, _meta } = request.params;
     if (!isToolName(name) || !tools.some((t) => t.name === name)) {
       return errorResult(
@@ -188,7 +193,7 @@ export function createMcpServer(ctx: McpServerContext): Server {
         }).toBody(),
       );
     }
-    return runTool(ctx, name, args, _meta as Record<string, unknown> | undefined);
+    return runTool(ctx, name, args, _meta as Record<string, unknown> | undefined, extra.requestId);
   });
 
   return server;
