@@ -27,7 +27,7 @@ describe('HTTP: free allowance', () => {
     cleanups.push(() => srv.close());
 
     const responses = await Promise.all(Array.from({ length: 200 }, () => postJson(srv.base, '/verify/schema', request)));
-    const bodies = await Promise.all(responses.map((r) => r.json()));
+    const bodies = await Promise.all(responses.map((r) => r.json() as Promise<any>));
     const statuses = responses.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(50);
     expect(statuses.filter((s) => s === 429)).toHaveLength(150);

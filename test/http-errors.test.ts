@@ -72,7 +72,7 @@ describe('HTTP: error shapes', () => {
   });
 
   it('discovery: OpenAPI 3.1 lists the routes, docs are local, llms.txt and x402 show live settings', async () => {
-    const spec = await (await fetch(`${srv.base}/openapi.json`)).json();
+    const spec = (await (await fetch(`${srv.base}/openapi.json`)).json()) as any;
     expect(spec.openapi).toMatch(/^3\.1\./);
     for (const p of ['/verify/schema', '/verify/deliverable', '/verifications/{verification_id}', '/reputation/{agent_id}', '/score/{agent_id}', '/health', '/.well-known/agent-card.json']) {
       expect(Object.keys(spec.paths)).toContain(p);
@@ -100,15 +100,15 @@ describe('HTTP: error shapes', () => {
     expect(llms).toContain('gets 1 free verifications per UTC day');
     expect(llms).toContain('4096 bytes');
     expect(llms).toContain('free_allowance_exhausted');
-    const x402 = await (await fetch(`${srv.base}/.well-known/x402`)).json();
+    const x402 = (await (await fetch(`${srv.base}/.well-known/x402`)).json()) as any;
     expect(x402.free_allowance.per_client_per_day).toBe(1);
     expect(x402.payments_enabled).toBe(false);
 
-    const card = await (await fetch(`${srv.base}/.well-known/agent-card.json`)).json();
+    const card = (await (await fetch(`${srv.base}/.well-known/agent-card.json`)).json()) as any;
     expect(card.url).toBe(srv.base);
     expect(card.skills.map((s: any) => s.id)).toEqual(['verify_schema', 'get_verification_record']);
     expect(card.capabilities.extensions[0].params.publicKeys[0].publicKey).toMatch(/^[A-Za-z0-9+/]{43}=$/);
-    const mcpCard = await (await fetch(`${srv.base}/.well-known/mcp/server-card.json`)).json();
+    const mcpCard = (await (await fetch(`${srv.base}/.well-known/mcp/server-card.json`)).json()) as any;
     expect(JSON.stringify(mcpCard)).toContain(`${srv.base}/mcp`);
 
     const metrics = await (await fetch(`${srv.base}/metrics`)).text();

@@ -70,7 +70,7 @@ describe('HTTP: SPEC §8 invoice end to end', () => {
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     text = await res.text();
     receipt = JSON.parse(text);
-    card = await (await fetch(`${srv.base}/.well-known/agent-card.json`)).json();
+    card = (await (await fetch(`${srv.base}/.well-known/agent-card.json`)).json()) as any;
   });
   afterAll(async () => {
     await srv?.close();
@@ -110,23 +110,23 @@ describe('HTTP: SPEC §8 invoice end to end', () => {
     const agent = 'seller-invoice-1';
     const failing = { ...invoice, agent_id: agent };
     const passing = { ...invoice, agent_id: agent, submitted_output: { ...invoice.submitted_output, total: 129.5 } };
-    const r1 = await (await postJson(srv.base, '/verify/schema', JSON.stringify(failing))).json();
-    const r2 = await (await postJson(srv.base, '/verify/deliverable', JSON.stringify(passing))).json();
+    const r1 = (await (await postJson(srv.base, '/verify/schema', JSON.stringify(failing))).json()) as any;
+    const r2 = (await (await postJson(srv.base, '/verify/deliverable', JSON.stringify(passing))).json()) as any;
     expect(r1.result).toBe('fail');
     expect(r2.result).toBe('pass');
 
-    const rep = await (await fetch(`${srv.base}/reputation/${agent}`)).json();
+    const rep = (await (await fetch(`${srv.base}/reputation/${agent}`)).json()) as any;
     expect(rep).toMatchObject({ agent_id: agent, verifications: 2, passes: 1, fails: 1, pass_rate: 0.5 });
     expect(rep.history.map((h: any) => h.verification_id)).toEqual([r2.verification_id, r1.verification_id]);
-    const page1 = await (await fetch(`${srv.base}/reputation/${agent}?limit=1`)).json();
+    const page1 = (await (await fetch(`${srv.base}/reputation/${agent}?limit=1`)).json()) as any;
     expect(page1.history).toHaveLength(1);
     expect(page1.next_cursor).toEqual(expect.any(String));
-    const page2 = await (await fetch(`${srv.base}/reputation/${agent}?limit=1&cursor=${encodeURIComponent(page1.next_cursor)}`)).json();
+    const page2 = (await (await fetch(`${srv.base}/reputation/${agent}?limit=1&cursor=${encodeURIComponent(page1.next_cursor)}`)).json()) as any;
     expect(page2.history[0].verification_id).toBe(r1.verification_id);
 
     const scoreRes = await fetch(`${srv.base}/score/${agent}`);
     expect(scoreRes.status).toBe(200);
-    const score = await scoreRes.json();
+    const score = (await scoreRes.json()) as any;
     expect(score.agent_id).toBe(agent);
     expect(score.score).toBeGreaterThanOrEqual(0);
     expect(score.score).toBeLessThanOrEqual(100);
@@ -139,7 +139,7 @@ describe('HTTP: SPEC §8 invoice end to end', () => {
     // An agent with more passing history scores higher than one with a single failure.
     const other = 'seller-invoice-2';
     await postJson(srv.base, '/verify/schema', JSON.stringify({ ...failing, agent_id: other }));
-    const otherScore = await (await fetch(`${srv.base}/score/${other}`)).json();
+    const otherScore = (await (await fetch(`${srv.base}/score/${other}`)).json()) as any;
     expect(otherScore.score).toBeLessThanOrEqual(score.score);
 
     const testAgent = await fetch(`${srv.base}/score/test-example`);
