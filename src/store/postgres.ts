@@ -282,7 +282,14 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
   };
 
-  await migrate();
+  try {
+    await migrate();
+  } catch (err) {
+    // Do not leave a pool behind when the database cannot be reached or migrated.
+    closed = true;
+    await pool.end().catch(() => {});
+    throw err;
+  }
   return store;
 }
 
