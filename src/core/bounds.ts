@@ -5,7 +5,7 @@
  */
 import type { Bound, Json } from './types.js';
 import type { CheckFailure, CheckOutcome } from './check-outcome.js';
-import { formatNumber, missingField, numbersOf, select } from './rules/common.js';
+import { formatNumber, missingField, notANumber, select } from './rules/common.js';
 
 export const BOUNDS_CHECK = 'bounds:range';
 
@@ -19,7 +19,11 @@ export function evaluateBound(path: string, bound: Bound, output: Json): CheckFa
   if (values.length === 0) return bound.if_present ? [] : [missingField(parsed)];
   const failures: CheckFailure[] = [];
   const expected = rangeText(bound);
-  for (const s of numbersOf(values, failures)) {
+  for (const s of values) {
+    if (typeof s.value !== 'number') {
+      failures.push(notANumber(s));
+      continue;
+    }
     const v = s.value;
     const below = bound.min !== null && v < bound.min;
     const above = bound.max !== null && v > bound.max;

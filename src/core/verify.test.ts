@@ -1,0 +1,215 @@
+import { describe, it, expect } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { ApiError } from '../errors.js';
+import { createSchemaCache, createSchemaEngine } from './schema/index.js';
+import { parseVerificationRequest } from './request.js';
+import { createVerifier } from './verify.js';
+import type { Verdict } from './types.js';
+
+const fixture = (name: string) => readFileSync(new URL(`../../test/fixtures/${name}`, import.meta.url), 'utf8');
+const engine = createSchemaEngine();
+const verifier = createVerifier({ engine });
+const verify = (body: string | object, listCap?: number): Verdict => {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const v = listCap === undefined ? verifier : createVerifier({ engine, listCap });
+  return v.verify(parseVerificationRequest(text));
+};
+
+describe('SPEC §8 invoice', () => {
+  it('fails on the sum rule with a full schema score', () => {
+    const v = verify(fixture('invoice.request.json'));
+    expect(v.result).toBe('fail');
+    expect(v.blocking_checks).toEqual(['consistency:sum_equals']);
+    expect(v.schema_compliance).toEqual({ ratio: 1, passed: 22, total: 22 });
+    expect(v.integrity_checks).toEqual({ ratio: 0.666667, passed: 2, total: 3 });
+    expect(v.overall).toEqual({ ratio: 0.96, passed: 24, total: 25 });
+    expect(v.errors_detail).toHaveLength(1);
+    expect(v.errors_detail[0]).toMatchObject({ check: 'consistency:sum_equals', found: 'sum 129.5' });
+    expect(v.errors).toEqual(["enforce_rules: consistency:sum_equals at 'line_items[].line_total': values sum to 129.5, expected total (135)"]);
+    expect(v.hints.some((h) => h.source === 'integrity' && h.check === 'consistency:sum_equals' && h.found === 'sum 129.5')).toBe(true);
+    expect(v.flags).toEqual([
+      { check: 'consistency:sum_equals', field: 'line_items[].line_total', severity: 'error', detail: 'values sum to 129.5, expected total (135)' },
+    ]);
+    expect(v.next_actions).toEqual([{ action: 'repair_and_reverify', using: 'hints' }]);
+  });
+
+  it('passes with total 129.5', () => {
+    const v = verify(fixture('invoice-pass.request.json'));
+    expect(v.result).toBe('pass');
+    expect(v.blocking_checks).toEqual([]);
+    expect(v.schema_compliance).toEqual({ ratio: 1, passed: 22, total: 22 });
+    expect(v.integrity_checks).toEqual({ ratio: 1, passed: 3, total: 3 });
+    expect(v.errors).toEqual([]);
+    expect(v.hints).toEqual([]);
+    expect(v.next_actions).toEqual([
+      { action: 'attach_receipt', for: 'seller' },
+      { action: 'proceed_to_payment', for: 'buyer' },
+    ]);
+  });
+
+  it('warns instead of failing when enforce_rules is false, but still counts the failed check', () => {
+    const req = JSON.parse(fixture('invoice.request.json'));
+    req.enforce_rules = false;
+    const v = verify(req);
+    expect(v.result).toBe('pass');
+    expect(v.blocking_checks).toEqual([]);
+    expect(v.errors).toEqual([]);
+    expect(v.flags[0]).toMatchObject({ check: 'consistency:sum_equals', severity: 'warning' });
+    expect(v.hints[0]).toMatchObject({ source: 'integrity', found: 'sum 129.5' });
+    expect(v.integrity_checks).toMatchObject({ passed: 2, total: 3 });
+  });
+
+  it('reports schema failures as blocking schema checks with schema hints', () => {
+    const req = JSON.parse(fixture('invoice-pass.request.json'));
+    req.submitted_output.line_items[1].qty = 0;
+    req.submitted_output.invoice_id = 'nope';
+    const v = verify(req);
+    expect(v.result).toBe('fail');
+    expect(v.blocking_checks.sort()).toEqual(['schema:minimum', 'schema:pattern']);
+    expect(v.schema_compliance).toMatchObject({ passed: 20, total: 22 });
+    expect(v.hints.every((h) => h.source === 'schema')).toBe(true);
+    expect(v.errors_detail.map((d) => d.path).sort()).toEqual(['$.invoice_id', '$.line_items[1].qty']);
+  });
+});
+
+const simple = (output: string, extra = '') =>
+  `{"task_id":"t","expected_schema":{"type":"object"},"submitted_output":${output}${extra}}`;
+
+describe('built-in integrity checks', () => {
+  it('fails integrity:unique_keys on a duplicated key inside the output', () => {
+    const v = verify(simple('{"a":1,"b":{"x":1,"x":2}}'));
+    expect(v.result).toBe('fail');
+    expect(v.blocking_checks).toEqual(['integrity:unique_keys']);
+    expect(v.integrity_checks).toEqual({ ratio: 0.5, passed: 1, total: 2 });
+    expect(v.hints).toEqual([
+      { source: 'integrity', check: 'integrity:unique_keys', path: '$.b', expected: 'each key once per object', found: "key 'x' more than once" },
+    ]);
+  });
+  it('fails integrity:safe_integers on 2^53 inside the output', () => {
+    const v = verify(simple('{"n":9007199254740992}'));
+    expect(v.result).toBe('fail');
+    expect(v.blocking_checks).toEqual(['integrity:safe_integers']);
+    expect(v.errors_detail[0]).toMatchObject({ check: 'integrity:safe_integers', path: '$.n' });
+    expect(JSON.stringify(v)).not.toContain('9007199254740992');
+  });
+  it('blocks even when enforce_rules is false', () => {
+    expect(verify(simple('{"a":1,"a":1}', ',"enforce_rules":false')).result).toBe('fail');
+  });
+  it('passes a clean output with two integrity checks', () => {
+    const v = verify(simple('{"a":1}'));
+    expect(v.result).toBe('pass');
+    expect(v.integrity_checks).toEqual({ ratio: 1, passed: 2, total: 2 });
+  });
+});
+
+describe('bounds', () => {
+  const req = (bounds: object, output: object, enforce = true) => ({ task_id: 't', expected_schema: true, submitted_output: output, bounds, enforce_rules: enforce });
+  it('one bounds:range check per entry, inclusive', () => {
+    const v = verify(req({ 'items[].price': { min: 0, max: 100 }, total: { min: 1 } }, { items: [{ price: 0 }, { price: 100 }], total: 1 }));
+    expect(v.result).toBe('pass');
+    expect(v.integrity_checks).toEqual({ ratio: 1, passed: 4, total: 4 });
+  });
+  it('fails values outside the range, non-numbers, and missing paths', () => {
+    const v = verify(req({ 'items[].price': { min: 0, max: 100 }, missing: { max: 1 }, opt: { max: 1, if_present: true } }, { items: [{ price: -1 }, { price: 101 }, { price: '5' }] }));
+    expect(v.result).toBe('fail');
+    expect(v.blocking_checks).toEqual(['bounds:range']);
+    expect(v.integrity_checks).toMatchObject({ passed: 3, total: 5 });
+    expect(v.errors_detail.map((d) => [d.path, d.found])).toEqual([
+      ['$.items[0].price', 'value -1'],
+      ['$.items[1].price', 'value 101'],
+      ['$.items[2].price', 'type string'],
+      ['$.missing', 'missing'],
+    ]);
+    expect(v.errors[0]).toBe("enforce_rules: bounds:range at 'items[].price': $.items[0].price is -1, below min 0");
+  });
+  it('warns when not enforced', () => {
+    const v = verify(req({ x: { max: 1 } }, { x: 2 }, false));
+    expect(v.result).toBe('pass');
+    expect(v.flags[0]).toMatchObject({ check: 'bounds:range', severity: 'warning', field: 'x' });
+  });
+});
+
+describe('strict content checks', () => {
+  const req = (output: object, schema: object = { type: 'object', properties: { name: { type: 'string' }, tags: { type: 'array', items: { type: 'string' } } } }) => ({
+    task_id: 't',
+    expected_schema: schema,
+    submitted_output: output,
+    strict_content_check: true,
+  });
+  it('adds two passing checks on clean output', () => {
+    const v = verify(req({ name: 'Ada', tags: ['x1'] }));
+    expect(v.result).toBe('pass');
+    expect(v.integrity_checks).toEqual({ ratio: 1, passed: 4, total: 4 });
+  });
+  it('fails undeclared fields and placeholders with content hints', () => {
+    const v = verify(req({ name: 'TODO', tags: ['  ', 'ok', '{{ slot }}'], secret_extra: 1 }));
+    expect(v.result).toBe('fail');
+    expect(v.blocking_checks.sort()).toEqual(['content:placeholder_values', 'content:undeclared_fields']);
+    expect(v.hints.every((h) => h.source === 'content')).toBe(true);
+    expect(v.hints.map((h) => [h.check, h.path])).toEqual([
+      ['content:undeclared_fields', '$.secret_extra'],
+      ['content:placeholder_values', '$.name'],
+      ['content:placeholder_values', '$.tags[0]'],
+      ['content:placeholder_values', '$.tags[2]'],
+    ]);
+    expect(v.integrity_checks).toMatchObject({ passed: 2, total: 4 });
+  });
+  it('is off by default', () => {
+    const r = req({ name: 'TODO', extra: 1 }) as Record<string, unknown>;
+    delete r.strict_content_check;
+    expect(verify(r).result).toBe('pass');
+  });
+});
+
+describe('caps', () => {
+  it('caps every list and counts what was cut', () => {
+    const items = Array.from({ length: 150 }, () => ({ qty: 0 }));
+    const body = {
+      task_id: 't',
+      expected_schema: { type: 'object', properties: { items: { type: 'array', items: { type: 'object', properties: { qty: { minimum: 1 } } } } } },
+      submitted_output: { items },
+      rules: [{ type: 'gte', field: 'items[].qty', value: 1 }],
+      enforce_rules: true,
+    };
+    const v = verify(body);
+    expect(v.errors).toHaveLength(100);
+    expect(v.errors_total).toBe(300);
+    expect(v.errors_omitted).toBe(200);
+    expect(v.errors_detail_total).toBe(300);
+    expect(v.hints).toHaveLength(100);
+    expect(v.hints_total).toBe(300);
+    expect(v.flags_total).toBe(150);
+    expect(v.flags_omitted).toBe(50);
+    const small = verify(body, 7);
+    expect(small.errors).toHaveLength(7);
+    expect(small.errors_omitted).toBe(293);
+    expect(small.flags).toHaveLength(7);
+  });
+});
+
+describe('schema problems', () => {
+  it('turns an unresolved $ref into a 422 naming expected_schema', () => {
+    let err: unknown;
+    try {
+      verify({ task_id: 't', expected_schema: { $ref: 'https://example.com/other.json' }, submitted_output: 1 });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ApiError);
+    const f = (err as ApiError).fields[0];
+    expect(f.field).toBe('expected_schema');
+    expect(f.problem).toBe("references 'https://example.com/other.json' which is not in the request");
+    expect(f.fix).toContain('$defs');
+  });
+
+  it('uses a compiled-schema cache with the given key', () => {
+    const cache = createSchemaCache({ engine, max: 4 });
+    const v = createVerifier({ engine: cache });
+    const p = parseVerificationRequest(fixture('invoice.request.json'));
+    expect(v.verify(p, { schemaKey: 'k1' }).schema_compliance.total).toBe(22);
+    expect(v.verify(p, { schemaKey: 'k1' }).schema_compliance.total).toBe(22);
+    expect(cache.size).toBe(1);
+    v.verify(p);
+    expect(cache.size).toBe(2);
+  });
+});
