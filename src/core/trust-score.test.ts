@@ -16,7 +16,7 @@ describe('computeTrustScore', () => {
       score: 0,
       inputs: {
         method: TRUST_SCORE_METHOD,
-        as_of: '2026-06-01T00:00:00.000Z',
+        as_of: '2026-06-01T00:00:00Z',
         verifications: 0,
         passes: 0,
         fails: 0,
@@ -54,6 +54,10 @@ describe('computeTrustScore', () => {
 
   it('old perfect records fade: the same 3/3 scores lower a year later', () => {
     expect(computeTrustScore(many(3, 0, 365), now).score).toBeLessThan(computeTrustScore(many(3, 0, 0), now).score);
+  });
+
+  it('as_of keeps milliseconds only when there are some', () => {
+    expect(computeTrustScore([], new Date('2026-06-01T00:00:00.250Z')).inputs.as_of).toBe('2026-06-01T00:00:00.250Z');
   });
 
   it('results dated after `now` count as new (weight 1), never more', () => {

@@ -110,7 +110,8 @@ export function computeTrustScore(results: readonly ScoredResult[], now: Date, o
     score: Math.round(lb * 10_000) / 100,
     inputs: {
       method: TRUST_SCORE_METHOD,
-      as_of: now.toISOString(),
+      // Whole-second instants print like verified_at ("…:00Z"), without ".000".
+      as_of: now.toISOString().replace(/\.000Z$/, 'Z'),
       verifications: passWeights.length + failWeights.length,
       passes: passWeights.length,
       fails: failWeights.length,

@@ -70,7 +70,8 @@ export function decodeCursor(cursor: string): HistoryCursor {
   return { ms: parsed[0] as number, id: parsed[1] as string };
 }
 
-export const MAX_PAGE_LIMIT = 1000;
+/** Matches the largest LIST_CAP the configuration accepts. */
+export const MAX_PAGE_LIMIT = 100_000;
 
 export function assertPageLimit(limit: number): void {
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
