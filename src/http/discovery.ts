@@ -82,7 +82,7 @@ export function agentCard(ctx: DiscoveryContext): Record<string, unknown> {
 
 /** Advisory x402 manifest; payment routes themselves are authoritative (402 + PAYMENT-REQUIRED). */
 export function x402Manifest(config: Config): Record<string, unknown> {
-  const payments = config.payments as unknown as { enabled: boolean } & Record<string, unknown>;
+  const payments = config.payments;
   const freeAllowance = {
     per_client_per_day: config.freeAllowancePerDay,
     resets: 'at 00:00 UTC',
@@ -97,12 +97,20 @@ export function x402Manifest(config: Config): Record<string, unknown> {
       routes: [],
     };
   }
+  const base = config.publicBaseUrl;
+  const accepts = payments.networks.map((n) => ({ scheme: 'exact', network: n.network, asset: n.asset, payTo: n.payTo }));
   return {
     x402Version: 2,
     payments_enabled: true,
-    free_allowance: freeAllowance,
-    // The payment module's config holds routes/prices/networks; expose it as-is (no secrets live there).
-    routes: Array.isArray(payments.routes) ? payments.routes : [],
+    free_allowance: { ...freeAllowance, max_free_body_bytes: payments.freeMaxBodyBytes },
+    routes: [
+      { method: 'POST', resource: `${base}/verify/schema`, price: payments.prices.verify, accepts },
+      { method: 'POST', resource: `${base}/verify/deliverable`, price: payments.prices.verify, accepts },
+      { method: 'GET', resource: `${base}/score/{agent_id}`, price: payments.prices.score, accepts },
+      { method: 'POST', resource: `${base}/mcp`, tool: 'verify_schema', price: payments.prices.verify, accepts },
+      { method: 'POST', resource: `${base}/mcp`, tool: 'get_verification_record', price: payments.prices.score, accepts },
+    ],
+    max_timeout_seconds: payments.maxTimeoutSeconds,
   };
 }
 
@@ -112,8 +120,9 @@ export function llmsTxt(ctx: DiscoveryContext): string {
   const errors = Object.entries(ERROR_TABLE)
     .map(([code, d]) => `- \`${code}\` (${d.status}${d.retryable ? ', retryable' : ''}): ${d.message}`)
     .join('\n');
-  const payments = config.payments.enabled
-    ? 'Payments (x402 v2) are ON: once the free allowance is spent, paid routes answer 402 with PAYMENT-REQUIRED. See /.well-known/x402.'
+  const p = config.payments;
+  const payments = p.enabled
+    ? `Payments (x402 v2) are ON: verify costs ${p.prices.verify}, score costs ${p.prices.score} (USDC on ${p.networks.map((n) => n.network).join(', ')}). Once the free allowance is spent, or for a body over ${p.freeMaxBodyBytes} bytes, paid routes answer 402 with PAYMENT-REQUIRED; pay with PAYMENT-SIGNATURE. See /.well-known/x402.`
     : 'Payments are OFF on this server: once the free allowance is spent, verify answers 429 free_allowance_exhausted until the next UTC midnight.';
   return `# ${config.serviceName}
 
