@@ -2,6 +2,8 @@
  * @module Child process for the cross-process SQLite tests.
  * `consume <file> <clientKey> <day> <limit> <attempts> <startAtMs>`: waits for a
  *   common start instant so workers overlap, consumes, prints how many were granted.
+ * `open <file> <startAtMs>`: waits for the start instant, then opens (and migrates) the
+ *   file, consumes one unit and prints the applied migration versions.
  * `save <file> <agentId>`: saves receipts forever, printing each id once saveReceipt
  *   has resolved (the moment a service would answer the client), until killed.
  */
@@ -9,9 +11,16 @@ import { randomUUID } from 'node:crypto';
 import { createSqliteStore } from '../src/store/sqlite.js';
 
 const [mode, file, ...args] = process.argv.slice(2);
+if (mode === 'open') {
+  while (Date.now() < Number(args[0])) await new Promise((r) => setTimeout(r, 1));
+}
 const store = createSqliteStore({ file });
 
-if (mode === 'consume') {
+if (mode === 'open') {
+  await store.consumeAllowance('open-race', '2026-01-01', 1000);
+  process.stdout.write(JSON.stringify({ versions: await store.appliedMigrations() }) + '\n');
+  await store.close();
+} else if (mode === 'consume') {
   const [clientKey, day, limit, attempts, startAt] = args;
   while (Date.now() < Number(startAt)) await new Promise((r) => setTimeout(r, 2));
   let granted = 0;

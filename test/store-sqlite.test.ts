@@ -36,6 +36,18 @@ defineStoreContract('sqlite', {
 });
 
 describe('sqlite specifics', () => {
+  it('processes opening a fresh file at the same instant migrate it once', async () => {
+    const fresh = join(dir, 'race', 'fresh.db');
+    const startAt = Date.now() + 2500;
+    const outs = await Promise.all(
+      Array.from({ length: 3 }, () => run(process.execPath, ['--import', 'tsx', worker, 'open', fresh, String(startAt)], { cwd: resolve(here, '..'), timeout: 60_000 })),
+    );
+    for (const o of outs) expect(JSON.parse(o.stdout.trim())).toEqual({ versions: [1] });
+    const s = createSqliteStore({ file: fresh });
+    expect((await s.peekAllowance('open-race', '2026-01-01', 1000)).used).toBe(3);
+    await s.close();
+  });
+
   it('every receipt whose save resolved survives kill -9 of the writing process', async () => {
     const killFile = join(dir, 'kill.db');
     await createSqliteStore({ file: killFile }).close();
