@@ -170,6 +170,7 @@ describe('verify_schema', () => {
     await client.listTools();
     const third = await client.callTool({ name: 'verify_schema', arguments: INVOICE });
     expect(third.isError).toBeFalsy();
+    expect(third._meta?.['agent-output-verifier/free-allowance']).toEqual({ limit: 3, remaining: 0, resets_at: '2099-01-01T00:00:00Z' });
     const fourth = await client.callTool({ name: 'verify_schema', arguments: INVOICE });
     expect(fourth.isError).toBe(true);
     expect(structured(fourth)).toMatchObject({ code: 'free_allowance_exhausted', status: 429, retryable: true, retry_after: 60 });

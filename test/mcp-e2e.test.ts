@@ -213,3 +213,29 @@ describe('MCP against the real app', () => {
     expect(wellKnown.transport.url).toBe(`${running.base}/mcp`);
   });
 });
+
+describe('MCP allowance under concurrency (real store)', () => {
+  it('with N = 3, exactly 3 of 8 concurrent verify_schema calls succeed; the refused ones are coded', async () => {
+    const t = tempDir('aov-mcp-conc-');
+    const r = await startApp(t.dir, { FREE_ALLOWANCE_PER_DAY: '3' });
+    try {
+      const clients = await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          const c = new Client({ name: 'conc', version: '1' });
+          await c.connect(new StreamableHTTPClientTransport(new URL(`${r.base}/mcp`)));
+          return c;
+        }),
+      );
+      const results = await Promise.all(clients.map((c) => c.callTool({ name: 'verify_schema', arguments: INVOICE })));
+      const ok = results.filter((x) => !x.isError);
+      expect(ok).toHaveLength(3);
+      expect(results.filter((x) => x.isError).map((x) => sc(x).code)).toEqual(Array(5).fill('free_allowance_exhausted'));
+      const remaining = ok.map((x) => (x._meta?.['agent-output-verifier/free-allowance'] as { remaining: number }).remaining).sort();
+      expect(remaining).toEqual([0, 1, 2]);
+      await Promise.all(clients.map((c) => c.close()));
+    } finally {
+      await r.close();
+      t.cleanup();
+    }
+  });
+});

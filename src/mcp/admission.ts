@@ -25,7 +25,7 @@ export interface ToolCallContext {
 export interface Admitted {
   admitted: true;
   /** The work succeeded: finish (e.g. settle a payment); returns entries for `result._meta`. */
-  complete(): Promise<Record<string, unknown> | undefined>;
+  complete(outcome?: { verificationId: string | null }): Promise<Record<string, unknown> | undefined>;
   /** The work failed: undo (refund the allowance, release a payment reservation). */
   release(): Promise<void>;
 }
@@ -47,6 +47,9 @@ export type Admission = Admitted | Refused;
 /** Decide whether a validated tool call may run. Throw ApiError for a coded refusal. */
 export type AdmitToolCall = (ctx: ToolCallContext) => Promise<Admission>;
 
+/** `result._meta` key of the free-allowance state after a verify_schema call. */
+export const FREE_ALLOWANCE_META = 'agent-output-verifier/free-allowance';
+
 const FREE: Admitted = { admitted: true, complete: async () => undefined, release: async () => undefined };
 
 /**
@@ -67,7 +70,11 @@ export function createAllowanceAdmission(service: VerifierService): AdmitToolCal
     }
     return {
       admitted: true,
-      complete: async () => undefined,
+      // MCP clients rarely surface HTTP headers, so the allowance state REST sends as
+      // Free-Allowance-* headers rides in result._meta instead.
+      complete: async () => ({
+        [FREE_ALLOWANCE_META]: { limit: allowance.limit, remaining: allowance.remaining, resets_at: allowance.resetsAt },
+      }),
       release: () => service.refundAllowance(client),
     };
   };

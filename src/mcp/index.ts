@@ -30,6 +30,7 @@ export {
 } from './tool-definitions.js';
 export {
   createAllowanceAdmission,
+  FREE_ALLOWANCE_META,
   type AdmitToolCall,
   type Admission,
   type Admitted,

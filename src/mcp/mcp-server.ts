@@ -153,7 +153,8 @@ async function runTool(
       await admission.release().catch((releaseErr: unknown) => ctx.log.error({ err: releaseErr, tool }, 'MCP admission release failed'));
       throw err;
     }
-    const resultMeta = await admission.complete();
+    const verificationId = outcome.signed.response.verification_id;
+    const resultMeta = await admission.complete({ verificationId: typeof verificationId === 'string' ? verificationId : null });
     return successResult(outcome.signed, outcome.summary, resultMeta);
   } catch (err) {
     return errorResult(toErrorBody(err, ctx.log, tool));
