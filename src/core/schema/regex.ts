@@ -1,41 +1,43 @@
 /**
- * @module Pattern compilation for `pattern`, `patternProperties` and the `regex` format.
+ * @module Pattern compilation for `pattern`, `patternProperties` (and the syntax check of
+ * the `regex` format).
  *
  * JSON Schema patterns are ECMA-262 regular expressions with Unicode (`u`) semantics.
  * A verifier evaluates patterns chosen by whoever sends the request, so a pattern must
  * never be able to hang the process (ReDoS). V8's backtracking engine can take
- * exponential time (`^(a+)+$` against `"aaaa…!"`), so patterns do not run on it by default.
+ * exponential time (`^(a+)+$` against `"aaaa…!"`) and even plain lookarounds are
+ * quadratic on it (`(?!foo)[a-z]+$` takes seconds on 50k characters), so patterns do not
+ * run on it, with one narrow exception (backreferences, below).
  *
- * Strategy (decided once per pattern, at compile time):
+ * Strategy, decided once per pattern at compile time:
  *  1. Validity is defined by ECMA-262: `new RegExp(source, 'u')` must accept the pattern,
  *     otherwise we throw an Error with V8's short reason.
- *  2. The pattern is parsed into a small AST (the grammar accepted by the `u` flag is
- *     strict, so this parser can be simple). Every character class, escape and `.` is
- *     turned into an explicit set of code points, computed with ECMA-262 semantics
- *     (`\d`, `\w`, `\b` ASCII-only; `\s` the ECMA white-space set; `\p{…}` enumerated
- *     with V8's own Unicode tables, so property names and versions match exactly).
- *  3. The AST is re-emitted in RE2 syntax using only explicit code point ranges and run
- *     with re2js, a linear-time automaton engine that matches by code point (as `u` does).
- *     Because no named class, `.` or property escape is left to RE2's interpretation,
- *     the only semantic differences are the ones listed below, which cannot change a
- *     boolean "does it match" answer.
- *  4. Patterns RE2 cannot express — backreferences, lookahead/lookbehind, or counted
- *     repetitions whose product exceeds RE2's limit of 1000 — run on V8's backtracking
- *     `u` engine only when a static check finds no nested or alternated repetition (the
- *     shape behind exponential backtracking). Otherwise compilation fails with
- *     "pattern may backtrack catastrophically and cannot be run in linear time", which
- *     the engine reports as an invalid pattern (a 422 naming it) rather than risking a hang.
- *     A residual polynomial cost (e.g. `(.*)\1` is quadratic) is bounded by the request
- *     size limit.
+ *  2. The pattern is parsed into a small AST (the grammar accepted under `u` is strict, so
+ *     this parser can be simple). Every character class, escape and `.` becomes an explicit
+ *     set of code points with ECMA-262 semantics (`\d`, `\w`, `\b` ASCII-only; `\s` the
+ *     ECMA white-space set; `\p{…}` read from V8's own tables, so property names and the
+ *     Unicode version match ECMA-262 exactly).
+ *  3. Without lookarounds or backreferences: the AST is re-emitted in RE2 syntax using only
+ *     explicit code point ranges and run with re2js (linear-time automata, matching by code
+ *     point as `u` does). Nothing is left to RE2's own interpretation of classes.
+ *  4. With lookarounds, or repetition counts beyond RE2's limit of 1000: our own automaton
+ *     (bottom of this file), a Thompson NFA over code points in which `^ $ \b \B` and each
+ *     lookaround are position predicates. A lookaround's truth at every position is computed
+ *     by one extra linear pass, so a test costs O(input × states × (1 + lookarounds)).
+ *     It is limited to 20 000 states; a larger pattern is refused ("too large").
+ *  5. Backreferences cannot be matched by any automaton. They run on V8's backtracking `u`
+ *     engine only when the pattern has no unbounded repetition and the product of its bounded
+ *     repetition counts is at most 10 000, which bounds the backtracking per start position.
+ *     Otherwise compilation fails ("cannot be run in linear time"), which the schema engine
+ *     reports as an invalid pattern (a 422 naming it) instead of risking a hang.
  *
  * We do not use V8's experimental linear engine (`--enable-experimental-regexp-engine`,
- * flag `l`): it rejects the `u` flag, caps counted repetition at 16 and needs a global
- * V8 flag set at run time; re2js gives the same guarantee for every pattern step 3 accepts.
+ * flag `l`): it cannot be combined with `u`, caps counted repetition at 16, rejects
+ * lookarounds, and needs a process-wide V8 flag; steps 3–4 give the guarantee without it.
  *
- * Differences that do not affect `test()`: lazy quantifiers are emitted greedy and groups
- * are emitted non-capturing (neither changes whether some match exists). Lone surrogates
- * cannot appear in instances (the strict I-JSON parser rejects them); direct library
- * callers passing one get RE2's decoding of it.
+ * Differences that cannot change a `test()` answer: lazy quantifiers are emitted greedy and
+ * groups non-capturing. The first use of `\p{…}` builds a 2.2M-unit string of all code
+ * points (kept for later property lookups); each distinct property then costs a few ms once.
  */
 import { RE2JS } from 're2js';
 
@@ -44,7 +46,7 @@ export interface CompiledPattern {
 }
 
 /** Which engine runs a compiled pattern (exposed for tests and diagnostics). */
-export type PatternEngine = 'linear' | 'backtracking';
+export type PatternEngine = 're2' | 'automaton' | 'backtracking';
 
 export interface CompiledPatternInfo extends CompiledPattern {
   readonly source: string;
@@ -74,19 +76,27 @@ export function compilePattern(source: string): CompiledPatternInfo {
   }
   const ast = new Parser(source).parse();
   const analysis = analyse(ast);
-  if (!analysis.needsBacktracking) {
+  if (analysis.hasBackref) {
+    // Backtracking cost is bounded by input length × the number of ways the bounded repetitions can split.
+    if (analysis.unbounded || analysis.repetitionProduct > MAX_BACKREF_REPETITION_PRODUCT) {
+      throw new Error('pattern combines a backreference with unbounded or large repetition and cannot be run in linear time');
+    }
+    return { source, engine: 'backtracking', test: (s) => native.test(s) };
+  }
+  if (!analysis.hasLookaround) {
     try {
       const re2 = RE2JS.compile(emit(ast));
-      return { source, engine: 'linear', test: (s) => re2.test(s) };
+      return { source, engine: 're2', test: (s) => re2.test(s) };
     } catch {
-      // RE2 refused (repetition count limit): fall through to the guarded path.
+      // RE2 refused (its repetition count limit): the automaton below has no such limit.
     }
   }
-  if (analysis.nestedRepetition) {
-    throw new Error('pattern may backtrack catastrophically and cannot be run in linear time');
-  }
-  return { source, engine: 'backtracking', test: (s) => native.test(s) };
+  const automaton = compileAutomaton(ast);
+  if (!automaton) throw new Error('pattern is too large to be run in linear time');
+  return { source, engine: 'automaton', test: (s) => automaton.test(s) };
 }
+
+const MAX_BACKREF_REPETITION_PRODUCT = 10_000;
 
 function shortReason(e: unknown, source: string): string {
   const msg = e instanceof Error ? e.message : String(e);
@@ -137,23 +147,56 @@ const DOT: Ranges = complement(LINE_TERMINATORS);
 
 const propertyCache = new Map<string, Ranges>();
 
-/** The code points of `\p{body}`, using V8's tables so names and Unicode version match ECMA-262 exactly. */
+/** Every scalar value, in three segments (surrogates excluded), built once on first use of `\p`. */
+let segments: Array<{ text: string; first: number; unit: number }> | undefined;
+
+function allCodePoints(): Array<{ text: string; first: number; unit: number }> {
+  if (!segments) {
+    const build = (lo: number, hi: number): string => {
+      const parts: string[] = [];
+      for (let cp = lo; cp <= hi; cp += 4096) {
+        const chunk: number[] = [];
+        for (let c = cp; c <= Math.min(hi, cp + 4095); c++) chunk.push(c);
+        parts.push(String.fromCodePoint(...chunk));
+      }
+      return parts.join('');
+    };
+    segments = [
+      { text: build(0, 0xd7ff), first: 0, unit: 1 },
+      { text: build(0xe000, 0xffff), first: 0xe000, unit: 1 },
+      { text: build(0x10000, MAX_CP), first: 0x10000, unit: 2 },
+    ];
+  }
+  return segments;
+}
+
+/**
+ * The code points of `\p{body}`, using V8's own tables so property names and the Unicode
+ * version match ECMA-262 exactly. Two sticky regexes consume alternating runs of members
+ * and non-members natively, so the cost is a few native passes, not a call per code point.
+ */
 function propertyRanges(body: string): Ranges {
   const cached = propertyCache.get(body);
   if (cached) return cached;
-  const re = new RegExp(`^\\p{${body}}$`, 'u');
+  const inside = new RegExp(`\\p{${body}}*`, 'uy');
+  const outside = new RegExp(`\\P{${body}}*`, 'uy');
   const out: Ranges = [];
-  let start = -1;
-  for (let cp = 0; cp <= MAX_CP + 1; cp++) {
-    const inSet = cp <= MAX_CP && (cp < 0xd800 || cp > 0xdfff) && re.test(String.fromCodePoint(cp));
-    if (inSet && start < 0) start = cp;
-    else if (!inSet && start >= 0) {
-      out.push([start, cp - 1]);
-      start = -1;
+  for (const seg of allCodePoints()) {
+    let i = 0;
+    while (i < seg.text.length) {
+      inside.lastIndex = i;
+      inside.test(seg.text);
+      const j = inside.lastIndex;
+      if (j > i) out.push([seg.first + i / seg.unit, seg.first + j / seg.unit - 1]);
+      outside.lastIndex = j;
+      outside.test(seg.text);
+      // Every scalar value is either in or out, so this advances; the guard is for safety.
+      i = outside.lastIndex > i ? outside.lastIndex : i + seg.unit;
     }
   }
-  propertyCache.set(body, out);
-  return out;
+  const ranges = normalize(out);
+  propertyCache.set(body, ranges);
+  return ranges;
 }
 
 // ---------------------------------------------------------------------------
@@ -164,7 +207,7 @@ type Node =
   | { t: 'seq'; items: Node[] }
   | { t: 'set'; ranges: Ranges }
   | { t: 'group'; body: Node }
-  | { t: 'look'; body: Node }
+  | { t: 'look'; behind: boolean; negate: boolean; body: Node }
   | { t: 'backref' }
   | { t: 'assert'; kind: '^' | '$' | 'b' | 'B' }
   | { t: 'rep'; body: Node; min: number; max: number };
@@ -228,17 +271,18 @@ class Parser {
     }
     if (c === '(') {
       this.i++;
-      let look = false;
+      let look: { behind: boolean; negate: boolean } | undefined;
       if (this.s.startsWith('?:', this.i)) this.i += 2;
       else if (/^\?<?[=!]/.test(this.s.slice(this.i, this.i + 3))) {
-        look = true;
-        this.i += this.peek(1) === '<' ? 3 : 2;
+        const behind = this.peek(1) === '<';
+        look = { behind, negate: this.peek(behind ? 2 : 1) === '!' };
+        this.i += behind ? 3 : 2;
       } else if (this.s.startsWith('?<', this.i)) {
         this.i = this.s.indexOf('>', this.i) + 1;
       }
       const body = this.disjunction();
       this.i++; // ')'
-      return look ? { t: 'look', body } : { t: 'group', body };
+      return look ? { t: 'look', ...look, body } : { t: 'group', body };
     }
     if (c === '.') {
       this.i++;
@@ -368,47 +412,42 @@ function single(cp: number): Ranges {
 // Analysis and emission
 
 interface Analysis {
-  /** Backreferences or lookarounds: RE2 cannot express them. */
-  needsBacktracking: boolean;
-  /** A repetition (max > 1) containing another repetition or an alternation. */
-  nestedRepetition: boolean;
+  hasLookaround: boolean;
+  hasBackref: boolean;
+  /** Any `*`, `+` or `{n,}`. */
+  unbounded: boolean;
+  /** Product of (max + 1) over all bounded repetitions: a bound on backtracking alternatives. */
+  repetitionProduct: number;
 }
 
 function analyse(root: Node): Analysis {
-  const a: Analysis = { needsBacktracking: false, nestedRepetition: false };
-  const walk = (n: Node, underRep: boolean): boolean => {
-    // Returns whether `n` contains a repetition or alternation that can vary in length.
+  const a: Analysis = { hasLookaround: false, hasBackref: false, unbounded: false, repetitionProduct: 1 };
+  const walk = (n: Node): void => {
     switch (n.t) {
-      case 'alt': {
-        if (underRep) a.nestedRepetition = true;
-        n.items.forEach((x) => walk(x, underRep));
-        return true;
-      }
-      case 'seq': {
-        let any = false;
-        for (const x of n.items) any = walk(x, underRep) || any;
-        return any;
-      }
+      case 'alt':
+      case 'seq':
+        n.items.forEach(walk);
+        return;
       case 'group':
-        return walk(n.body, underRep);
+        walk(n.body);
+        return;
       case 'look':
-        a.needsBacktracking = true;
-        return walk(n.body, underRep);
+        a.hasLookaround = true;
+        walk(n.body);
+        return;
       case 'backref':
-        a.needsBacktracking = true;
-        if (underRep) a.nestedRepetition = true;
-        return true;
-      case 'rep': {
-        const repeats = n.max > 1;
-        if (repeats && underRep) a.nestedRepetition = true;
-        walk(n.body, underRep || repeats);
-        return true;
-      }
+        a.hasBackref = true;
+        return;
+      case 'rep':
+        if (n.max === Infinity) a.unbounded = true;
+        else a.repetitionProduct = Math.min(a.repetitionProduct * (n.max + 1), Number.MAX_SAFE_INTEGER);
+        walk(n.body);
+        return;
       default:
-        return false;
+        return;
     }
   };
-  walk(root, false);
+  walk(root);
   return a;
 }
 
@@ -442,4 +481,268 @@ function emit(n: Node): string {
     default:
       throw new Error('not expressible in linear time');
   }
+}
+
+// ---------------------------------------------------------------------------
+// Lookaround automaton: a Thompson NFA over code points whose assertion states test
+// position predicates. Each lookaround is turned into a boolean array over input positions
+// by one extra simulation (a lookahead runs its body backwards from the end, a lookbehind
+// runs it forwards), innermost first, so a test costs O(input × states × (1 + lookarounds)).
+
+type State =
+  | { k: 'char'; ranges: Ranges; out: number }
+  | { k: 'split'; out: number; out2: number }
+  | { k: 'assert'; pred: number; out: number }
+  | { k: 'match' };
+
+/** A position predicate: an anchor, a word boundary, or the result of a lookaround. */
+type Predicate =
+  | { k: '^' | '$' | 'b' | 'B' }
+  | { k: 'look'; negate: boolean; behind: boolean; nfa: Nfa };
+
+interface Nfa {
+  states: State[];
+  start: number;
+  /** Whether the automaton reads the input right to left. */
+  backward: boolean;
+}
+
+const MAX_STATES = 20_000;
+
+class TooLarge extends Error {}
+
+interface Fragment {
+  start: number;
+  /** Indices of states whose `out` (or `out2` for splits marked with -2) are still dangling. */
+  holes: Array<[number, 'out' | 'out2']>;
+}
+
+class NfaBuilder {
+  readonly predicates: Predicate[] = [];
+  private readonly lookPredicates = new Map<Node, number>();
+  private states: State[] = [];
+
+  build(node: Node, backward: boolean): Nfa {
+    const saved = this.states;
+    this.states = [];
+    const frag = this.frag(node, backward);
+    const match = this.add({ k: 'match' });
+    this.patch(frag, match);
+    const nfa: Nfa = { states: this.states, start: frag.start, backward };
+    this.states = saved;
+    return nfa;
+  }
+
+  private add(st: State): number {
+    if (this.states.length >= MAX_STATES) throw new TooLarge();
+    this.states.push(st);
+    return this.states.length - 1;
+  }
+
+  private patch(f: Fragment, target: number): void {
+    for (const [i, field] of f.holes) (this.states[i] as Record<string, unknown>)[field] = target;
+  }
+
+  private empty(): Fragment {
+    const i = this.add({ k: 'split', out: -1, out2: -1 });
+    // A split whose both exits go to the same place is an epsilon move.
+    return { start: i, holes: [[i, 'out'], [i, 'out2']] };
+  }
+
+  private frag(n: Node, backward: boolean): Fragment {
+    switch (n.t) {
+      case 'set': {
+        const i = this.add({ k: 'char', ranges: n.ranges, out: -1 });
+        return { start: i, holes: [[i, 'out']] };
+      }
+      case 'assert': {
+        this.predicates.push({ k: n.kind });
+        const i = this.add({ k: 'assert', pred: this.predicates.length - 1, out: -1 });
+        return { start: i, holes: [[i, 'out']] };
+      }
+      case 'look': {
+        // Copies made by counted repetition share one predicate (one table per test).
+        let pred = this.lookPredicates.get(n);
+        if (pred === undefined) {
+          // A lookahead's body is read right to left, a lookbehind's left to right (see `test`).
+          const nfa = this.build(n.body, !n.behind);
+          this.predicates.push({ k: 'look', negate: n.negate, behind: n.behind, nfa });
+          pred = this.predicates.length - 1;
+          this.lookPredicates.set(n, pred);
+        }
+        const i = this.add({ k: 'assert', pred, out: -1 });
+        return { start: i, holes: [[i, 'out']] };
+      }
+      case 'group':
+        return this.frag(n.body, backward);
+      case 'seq': {
+        if (n.items.length === 0) return this.empty();
+        const items = backward ? [...n.items].reverse() : n.items;
+        const first = this.frag(items[0], backward);
+        let holes = first.holes;
+        for (const item of items.slice(1)) {
+          const f = this.frag(item, backward);
+          this.patch({ start: 0, holes }, f.start);
+          holes = f.holes;
+        }
+        return { start: first.start, holes };
+      }
+      case 'alt': {
+        const frags = n.items.map((x) => this.frag(x, backward));
+        let start = frags[frags.length - 1].start;
+        for (let j = frags.length - 2; j >= 0; j--) start = this.add({ k: 'split', out: frags[j].start, out2: start });
+        return { start, holes: frags.flatMap((f) => f.holes) };
+      }
+      case 'rep': {
+        const parts: Fragment[] = [];
+        for (let j = 0; j < n.min; j++) parts.push(this.frag(n.body, backward));
+        if (n.max === Infinity) {
+          const body = this.frag(n.body, backward);
+          const loop = this.add({ k: 'split', out: body.start, out2: -1 });
+          this.patch(body, loop);
+          parts.push({ start: loop, holes: [[loop, 'out2']] });
+        } else {
+          // Optional copies nest: x{0,2} = (x(x)?)?
+          let tail: Fragment | undefined;
+          for (let j = n.min; j < n.max; j++) {
+            const body = this.frag(n.body, backward);
+            const opt = this.add({ k: 'split', out: body.start, out2: -1 });
+            if (tail) this.patch(body, tail.start);
+            const holes: Fragment['holes'] = [[opt, 'out2'], ...(tail ? tail.holes : body.holes)];
+            tail = { start: opt, holes };
+          }
+          if (tail) parts.push(tail);
+        }
+        if (parts.length === 0) return this.empty();
+        for (let j = 0; j + 1 < parts.length; j++) this.patch(parts[j], parts[j + 1].start);
+        return { start: parts[0].start, holes: parts[parts.length - 1].holes };
+      }
+      default:
+        throw new TooLarge(); // backreferences never reach the automaton
+    }
+  }
+}
+
+function inRanges(r: Ranges, cp: number): boolean {
+  let lo = 0;
+  let hi = r.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (cp < r[mid][0]) hi = mid - 1;
+    else if (cp > r[mid][1]) lo = mid + 1;
+    else return true;
+  }
+  return false;
+}
+
+function isWordChar(cp: number | undefined): boolean {
+  return cp !== undefined && inRanges(WORD, cp);
+}
+
+/**
+ * Runs `nfa` over `cps`, starting a thread at every position, and returns for each position
+ * whether a thread reached the match state there. Forward automata move left to right,
+ * backward ones right to left.
+ */
+function simulate(nfa: Nfa, cps: number[], holds: (pred: number, pos: number) => boolean, stopAtFirst: boolean): boolean[] {
+  const n = cps.length;
+  const reached: boolean[] = new Array<boolean>(n + 1).fill(false);
+  const mark = new Int32Array(nfa.states.length).fill(-1);
+  let current: number[] = [];
+  let next: number[] = [];
+  const stack: number[] = [];
+  const addClosure = (list: number[], s0: number, pos: number, gen: number): boolean => {
+    let matched = false;
+    stack.push(s0);
+    while (stack.length > 0) {
+      const s = stack.pop()!;
+      if (s < 0 || mark[s] === gen) continue;
+      mark[s] = gen;
+      const st = nfa.states[s];
+      switch (st.k) {
+        case 'char':
+          list.push(s);
+          break;
+        case 'split':
+          stack.push(st.out2, st.out);
+          break;
+        case 'assert':
+          if (holds(st.pred, pos)) stack.push(st.out);
+          break;
+        case 'match':
+          matched = true;
+          break;
+      }
+    }
+    return matched;
+  };
+  const positions = nfa.backward ? n : 0;
+  const step = nfa.backward ? -1 : 1;
+  let pos = positions;
+  for (let count = 0; count <= n; count++, pos += step) {
+    const gen = count;
+    // Carry over the threads that consumed a character into this position, then start a new one.
+    let matched = false;
+    const list: number[] = [];
+    for (const s of current) if (addClosure(list, s, pos, gen)) matched = true;
+    if (addClosure(list, nfa.start, pos, gen)) matched = true;
+    if (matched) {
+      reached[pos] = true;
+      if (stopAtFirst) return reached;
+    }
+    if (count === n) break;
+    const cp = nfa.backward ? cps[pos - 1] : cps[pos];
+    next = [];
+    for (const s of list) {
+      const st = nfa.states[s] as Extract<State, { k: 'char' }>;
+      if (inRanges(st.ranges, cp)) next.push(st.out);
+    }
+    current = next;
+  }
+  return reached;
+}
+
+function compileAutomaton(ast: Node): { test(input: string): boolean } | undefined {
+  const builder = new NfaBuilder();
+  let main: Nfa;
+  try {
+    main = builder.build(ast, false);
+  } catch (e) {
+    if (e instanceof TooLarge) return undefined;
+    throw e;
+  }
+  const predicates = builder.predicates;
+  return {
+    test(input: string): boolean {
+      const cps = Array.from(input, (c) => c.codePointAt(0)!);
+      const n = cps.length;
+      // Lookaround tables are filled lazily, innermost first (an inner table is needed while
+      // simulating the outer body, and is computed on that first use).
+      const tables: Array<boolean[] | undefined> = [];
+      const holds = (pred: number, pos: number): boolean => {
+        const p = predicates[pred];
+        switch (p.k) {
+          case '^':
+            return pos === 0;
+          case '$':
+            return pos === n;
+          case 'b':
+            return isWordChar(cps[pos - 1]) !== isWordChar(cps[pos]);
+          case 'B':
+            return isWordChar(cps[pos - 1]) === isWordChar(cps[pos]);
+          default: {
+            let table = tables[pred];
+            if (!table) {
+              // A lookahead at i holds when its body, read backwards from some j >= i, reaches i.
+              const reached = simulate(p.nfa, cps, holds, false);
+              table = p.negate ? reached.map((r) => !r) : reached;
+              tables[pred] = table;
+            }
+            return table[pos];
+          }
+        }
+      };
+      return simulate(main, cps, holds, true).some(Boolean);
+    },
+  };
 }
