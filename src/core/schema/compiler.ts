@@ -13,6 +13,7 @@ import {
 } from './dialects.js';
 import type { CompileState, KeywordContext, KeywordDefinition, KeywordGroup, RefTarget } from './keyword.js';
 import { KEYWORDS } from './keywords/index.js';
+import { generate, type CodegenSource, type CompiledKeyword } from './codegen.js';
 import { compileRefKeyword } from './keywords/ref.js';
 import { META_SCHEMAS } from './meta/index.js';
 import { Annotations, report, jsonType, type EvalContext, type Holder, type ResourceRecord, type Validate } from './runtime.js';
@@ -67,6 +68,8 @@ export class Compiler {
   private readonly resources = new Map<string, ResourceEntry>();
   private readonly infos = new Map<object, NodeInfo>();
   private readonly memo = new Map<object, Holder>();
+  private readonly compiled = new Map<object, { keywords: CompiledKeyword[]; info: NodeInfo }>();
+  private readonly refTargets: Array<{ node: Json; holder: Holder }> = [];
   private readonly extra = new Map<string, Json>();
   private readonly pendingDynamic: ResourceEntry[] = [];
   readonly state: CompileState;
@@ -81,7 +84,32 @@ export class Compiler {
     const entry = this.scanDocument(schema, DEFAULT_BASE, dialect, '#');
     const holder = this.compileAt(schema, entry.info ?? this.infoFor(schema, entry));
     this.finishDynamic();
+    if (!this.state.dynamic) {
+      this.accelerate(schema, holder);
+      for (const t of this.refTargets) this.accelerate(t.node, t.holder);
+    }
     return { validate: holder.fn, dialect, rootResource: entry.record, state: this.state };
+  }
+
+  /** Put a generated fast path in front of a compiled object schema (see codegen.ts). */
+  private accelerate(node: Json, holder: Holder): void {
+    if (!isObject(node) || (holder as { fast?: boolean }).fast) return;
+    const src: CodegenSource = {
+      assertFormats: this.state.assertFormats,
+      keywordsOf: (n) => this.compiled.get(n)?.keywords,
+      dialectOf: (n) => this.compiled.get(n)!.info.dialect,
+      validatorOf: (sub, parent, keyword, key) => {
+        const pinfo = this.compiled.get(parent)!.info;
+        let path = `${pinfo.path}/${escapePointerSegment(keyword)}`;
+        if (key !== undefined) path += '/' + escapePointerSegment(key);
+        return this.compileAt(sub, { ...pinfo, path }).fn;
+      },
+    };
+    const fast = generate(node, src);
+    if (fast === null) return;
+    const slow = holder.fn;
+    holder.fn = (data, ctx, ev) => (ev === null && ctx.declared === null ? fast(data, ctx, null) : slow(data, ctx, ev));
+    (holder as { fast?: boolean }).fast = true;
   }
 
   // ---------------------------------------------------------------- dialects
@@ -260,6 +288,8 @@ export class Compiler {
     const groups: Record<KeywordGroup, Validate[]> = { any: [], number: [], string: [], array: [], object: [], last: [] };
     const isResourceRoot = info.resource.root === schema;
     const refOnly = d.version === 7 && schema.$ref !== undefined;
+    const recorded: CompiledKeyword[] = [];
+    this.compiled.set(schema, { keywords: recorded, info });
     for (const keyword of Object.keys(schema)) {
       if (refOnly && keyword !== '$ref') continue;
       const value = schema[keyword];
@@ -267,14 +297,19 @@ export class Compiler {
       if (keyword === '$ref' || keyword === '$dynamicRef' || keyword === '$recursiveRef') {
         if (keyword === '$dynamicRef' && d.version !== 2020) continue;
         if (keyword === '$recursiveRef' && d.version !== 2019) continue;
-        groups.any.push(compileRefKeyword(ctx));
+        const fn = compileRefKeyword(ctx);
+        groups.any.push(fn);
+        recorded.push({ keyword, group: 'any', fn });
         continue;
       }
       if (!d.keywords.has(keyword)) continue;
       const def: KeywordDefinition | undefined = KEYWORDS.get(keyword);
       if (def === undefined) continue;
       const fn = def.compile(ctx);
-      if (fn !== null) groups[def.group].push(fn);
+      if (fn !== null) {
+        groups[def.group].push(fn);
+        recorded.push({ keyword, group: def.group, fn });
+      }
     }
     const resource = isResourceRoot ? info.resource.record : null;
     if (isResourceRoot) {
@@ -309,6 +344,7 @@ export class Compiler {
       resolve(ref: string): RefTarget {
         const t = self.resolveRef(ref, info);
         const holder = self.compileAt(t.node, t.info);
+        self.refTargets.push({ node: t.node, holder });
         self.pendingDynamic.push(t.info.resource);
         return { holder, resource: t.info.resource.record, node: t.node };
       },

@@ -14,7 +14,7 @@ import {
 } from './engine.js';
 import { Compiler } from './compiler.js';
 import { DIALECT_2020, standardDialect } from './dialects.js';
-import { EvalContext, formatPath } from './runtime.js';
+import { EvalContext, NO_FAILURES, formatPath } from './runtime.js';
 
 export { SchemaCompileError } from './engine.js';
 export type {
@@ -46,19 +46,28 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
       });
       const root = compiler.compileRoot(schema);
       const validate = root.validate;
+      let spare: EvalContext | null = new EvalContext();
       return {
         dialect: root.dialect.id,
         evaluate(instance: Json, evalOptions?: EvaluateOptions): SchemaEvaluation {
-          const ctx = new EvalContext();
+          // one context per compiled schema, reset per call (a fresh one if re-entered)
+          let ctx = spare;
+          if (ctx === null) ctx = new EvalContext();
+          else spare = null;
+          ctx.reset();
           const collect = evalOptions?.collectUndeclared === true;
           if (collect) ctx.declared = new Map();
           let valid: boolean;
           try {
             valid = validate(instance, ctx, null);
           } catch (e) {
-            if (!(e instanceof RangeError)) throw e;
+            if (!(e instanceof RangeError)) {
+              spare = ctx;
+              throw e;
+            }
             // a reference cycle that never descends into the instance
             ctx.total++;
+            ctx.failures = [...ctx.failures];
             ctx.failures.push({
               keyword: '$ref',
               instancePath: '$',
@@ -69,8 +78,16 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
             });
             valid = false;
           }
-          const result: SchemaEvaluation = { valid, passed: ctx.passed, total: ctx.total, failures: ctx.failures };
+          const result: SchemaEvaluation = {
+            valid,
+            passed: ctx.passed,
+            total: ctx.total,
+            failures: ctx.failures === NO_FAILURES ? [] : ctx.failures,
+          };
           if (collect) result.undeclared = findUndeclared(instance, ctx.declared!);
+          ctx.declared = null;
+          ctx.failures = NO_FAILURES;
+          spare = ctx;
           return result;
         },
       };

@@ -62,19 +62,34 @@ export class Annotations {
   }
 }
 
+/** Shared empty failure list; replaced by a fresh array on the first failure. */
+export const NO_FAILURES: SchemaFailure[] = [];
+
 /** Mutable state of one `evaluate()` call. */
 export class EvalContext {
   /** > 0 inside anyOf/oneOf/not/contains/if, where nothing is counted. */
   silent = 0;
   passed = 0;
   total = 0;
-  failures: SchemaFailure[] = [];
+  /** NO_FAILURES (shared, never written) until the first failure. */
+  failures: SchemaFailure[] = NO_FAILURES;
   /** Keys and indices from the root to the current instance location. */
   path: Array<string | number> = [];
   /** Dynamic scope: resources entered, outermost first. */
   dyn: ResourceRecord[] = [];
   /** Objects → keys declared by some applying schema (`true`: all), when collecting undeclared properties. */
   declared: Map<object, Set<string> | true> | null = null;
+
+  reset(): void {
+    this.silent = 0;
+    this.passed = 0;
+    this.total = 0;
+    this.failures = NO_FAILURES;
+    // assigning length is a runtime call even when unchanged
+    if (this.path.length !== 0) this.path.length = 0;
+    if (this.dyn.length !== 0) this.dyn.length = 0;
+    this.declared = null;
+  }
 
   declare(obj: object, key: string): void {
     const d = this.declared!;
@@ -117,6 +132,7 @@ export function report(
 ): void {
   ctx.total++;
   const instancePath = formatPath(ctx.path, extra);
+  if (ctx.failures === NO_FAILURES) ctx.failures = [];
   ctx.failures.push({
     keyword,
     instancePath,

@@ -1,0 +1,262 @@
+/**
+ * @module Fast path: turns an already compiled schema into one generated
+ * JavaScript function for the common keywords (type, enum, const, required,
+ * properties, items, numeric/string/array bounds, pattern, format), so that
+ * property reads are static and counting is a local increment. Everything else
+ * is delegated to the keyword's closure, and a failing check is re-run through
+ * its closure, which reports it; so failures and counts are identical to the
+ * closure path by construction. Used only when no annotations are collected
+ * (no unevaluated*, no undeclared-property collection, no dynamic scope).
+ */
+import type { Json, JsonObject } from '../types.js';
+import type { KeywordGroup } from './keyword.js';
+import { isMultipleOf } from './keywords/number.js';
+import { compilePattern } from './regex.js';
+import { getFormat } from './formats/index.js';
+import type { Dialect } from './dialects.js';
+import { stringLength, type EvalContext, type Validate } from './runtime.js';
+
+/** One compiled keyword of a schema object, as the compiler recorded it. */
+export interface CompiledKeyword {
+  keyword: string;
+  group: KeywordGroup;
+  fn: Validate;
+}
+
+export interface CodegenSource {
+  /** Compiled keywords of a schema object, or undefined if it was not compiled as an object schema. */
+  keywordsOf(node: JsonObject): CompiledKeyword[] | undefined;
+  /** The compiled validator of a subschema (object or boolean). */
+  validatorOf(node: Json, parent: JsonObject, keyword: string, key?: string | number): Validate;
+  dialectOf(node: JsonObject): Dialect;
+  assertFormats: boolean;
+}
+
+const PROTO_KEYS = new Set([...Object.getOwnPropertyNames(Object.prototype), '__proto__']);
+const MAX_INLINED_NODES = 150;
+const MAX_DEPTH = 8;
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+interface Env {
+  values: unknown[];
+}
+
+class Generator {
+  private readonly lines: string[] = [];
+  private n = 0;
+  private inlined = 0;
+  readonly env: Env = { values: [] };
+
+  constructor(private readonly src: CodegenSource) {}
+
+  private v(value: unknown): string {
+    this.env.values.push(value);
+    return `V[${this.env.values.length - 1}]`;
+  }
+
+  private id(prefix: string): string {
+    return `${prefix}${this.n++}`;
+  }
+
+  private emit(line: string): void {
+    this.lines.push(line);
+  }
+
+  /** Read of an own property, static when the key cannot hit Object.prototype. */
+  private prop(obj: string, key: string): string {
+    const k = JSON.stringify(key);
+    if (PROTO_KEYS.has(key)) return `(H.call(${obj}, ${k}) ? ${obj}[${k}] : undefined)`;
+    return `${obj}[${k}]`;
+  }
+
+  /** Call a closure at the location `segs` below the function's root, stopping on failure in silent mode. */
+  private callAt(fn: Validate, data: string, segs: string[]): void {
+    const f = this.v(fn);
+    if (segs.length === 0) {
+      this.emit(`if (!${f}(${data}, ctx, null)) { if (!s) return false; ok = false; }`);
+      return;
+    }
+    this.emit(`ctx.path.push(${segs.join(', ')});`);
+    this.emit(`r = ${f}(${data}, ctx, null); ctx.path.length = L0;`);
+    this.emit(`if (!r) { if (!s) return false; ok = false; }`);
+  }
+
+  /** An inline check: counted locally when it passes, re-run through the closure (which reports) when it fails. */
+  private check(cond: string, fn: Validate, data: string, segs: string[]): void {
+    const f = this.v(fn);
+    this.emit(`if (${cond}) P++; else {`);
+    this.emit(`  if (!s) return false; ok = false;`);
+    if (segs.length > 0) this.emit(`  ctx.path.push(${segs.join(', ')}); ${f}(${data}, ctx, null); ctx.path.length = L0;`);
+    else this.emit(`  ${f}(${data}, ctx, null);`);
+    this.emit(`}`);
+  }
+
+  private typeCond(t: string, d: string): string {
+    switch (t) {
+      case 'string':
+        return `typeof ${d} === "string"`;
+      case 'number':
+        return `typeof ${d} === "number"`;
+      case 'integer':
+        return `(typeof ${d} === "number" && Number.isInteger(${d}))`;
+      case 'boolean':
+        return `typeof ${d} === "boolean"`;
+      case 'null':
+        return `${d} === null`;
+      case 'array':
+        return `Array.isArray(${d})`;
+      default:
+        return `(typeof ${d} === "object" && ${d} !== null && !Array.isArray(${d}))`;
+    }
+  }
+
+  /** The inline condition of an assertion, or null when it must be delegated. */
+  private cond(kw: string, value: Json, d: string, dialect: Dialect): string | null {
+    switch (kw) {
+      case 'type': {
+        const list = Array.isArray(value) ? value : [value];
+        return list.map((t) => this.typeCond(t as string, d)).join(' || ');
+      }
+      case 'enum': {
+        const vals = value as Json[];
+        if (vals.some((x) => typeof x === 'object' && x !== null)) return null;
+        if (vals.length <= 4) return vals.length === 0 ? 'false' : vals.map((x) => `${d} === ${JSON.stringify(x)}`).join(' || ');
+        return `${this.v(new Set(vals))}.has(${d})`;
+      }
+      case 'const':
+        if (typeof value === 'object' && value !== null) return null;
+        return `${d} === ${JSON.stringify(value)}`;
+      case 'minimum':
+        return `${d} >= ${value}`;
+      case 'maximum':
+        return `${d} <= ${value}`;
+      case 'exclusiveMinimum':
+        return `${d} > ${value}`;
+      case 'exclusiveMaximum':
+        return `${d} < ${value}`;
+      case 'multipleOf':
+        return `${this.v(isMultipleOf)}(${d}, ${value})`;
+      case 'minLength':
+        return `(${d}.length >= ${value} && (${d}.length >= ${2 * (value as number)} || ${this.v(stringLength)}(${d}) >= ${value}))`;
+      case 'maxLength':
+        return `(${d}.length <= ${value} || ${this.v(stringLength)}(${d}) <= ${value})`;
+      case 'pattern':
+        return `${this.v(compilePattern(value as string))}.test(${d})`;
+      case 'format': {
+        const f = getFormat(value as string, dialect.id);
+        return f === undefined ? null : `${this.v(f)}(${d})`;
+      }
+      case 'minItems':
+        return `${d}.length >= ${value}`;
+      case 'maxItems':
+        return `${d}.length <= ${value}`;
+      case 'required': {
+        const keys = value as string[];
+        return keys.map((k) => `${this.prop(d, k)} !== undefined`).join(' && ');
+      }
+      default:
+        return null;
+    }
+  }
+
+  /** Whether a subschema can be inlined (otherwise it is called as a closure). */
+  private inlinable(node: Json, depth: number): node is JsonObject {
+    if (typeof node !== 'object' || node === null || Array.isArray(node)) return false;
+    if (depth >= MAX_DEPTH || this.inlined >= MAX_INLINED_NODES) return false;
+    const kws = this.src.keywordsOf(node);
+    if (kws === undefined) return false;
+    if (node.$id !== undefined && depth > 0) return false;
+    return kws.every((k) => k.group !== 'last');
+  }
+
+  /** Emit the code of an object schema applied to `d`, at path `segs` below the function's root. */
+  node(schema: JsonObject, d: string, segs: string[], depth: number): void {
+    this.inlined++;
+    const kws = this.src.keywordsOf(schema)!;
+    const dialect = this.src.dialectOf(schema);
+    const byGroup: Record<'number' | 'string' | 'array' | 'object', CompiledKeyword[]> = { number: [], string: [], array: [], object: [] };
+    for (const k of kws) {
+      if (k.group === 'any') this.keyword(schema, k, d, segs, depth, dialect);
+      else if (k.group !== 'last') byGroup[k.group].push(k);
+    }
+    const branches: Array<[string, CompiledKeyword[]]> = [
+      [`typeof ${d} === "number"`, byGroup.number],
+      [`typeof ${d} === "string"`, byGroup.string],
+      [`Array.isArray(${d})`, byGroup.array],
+      [`typeof ${d} === "object" && ${d} !== null && !Array.isArray(${d})`, byGroup.object],
+    ];
+    let first = true;
+    for (const [test, list] of branches) {
+      if (list.length === 0) continue;
+      this.emit(`${first ? '' : 'else '}if (${test}) {`);
+      for (const k of list) this.keyword(schema, k, d, segs, depth, dialect);
+      this.emit('}');
+      first = false;
+    }
+  }
+
+  private keyword(schema: JsonObject, k: CompiledKeyword, d: string, segs: string[], depth: number, dialect: Dialect): void {
+    const value = schema[k.keyword];
+    if (k.keyword === 'properties') {
+      const props = value as JsonObject;
+      for (const key of Object.keys(props)) {
+        const sub = props[key];
+        if (sub === true) continue;
+        const c = this.id('d');
+        this.emit(`const ${c} = ${this.prop(d, key)};`);
+        this.emit(`if (${c} !== undefined) {`);
+        this.child(sub, schema, 'properties', key, c, [...segs, JSON.stringify(key)], depth);
+        this.emit('}');
+      }
+      return;
+    }
+    if (k.keyword === 'items' && !Array.isArray(value) && !(dialect.version === 2020 && schema.prefixItems !== undefined) && value !== false) {
+      if (value === true) return;
+      const i = this.id('i');
+      const c = this.id('d');
+      this.emit(`for (let ${i} = 0; ${i} < ${d}.length; ${i}++) {`);
+      this.emit(`const ${c} = ${d}[${i}];`);
+      this.child(value, schema, 'items', undefined, c, [...segs, i], depth);
+      this.emit('}');
+      return;
+    }
+    const c = k.keyword === '$ref' ? null : this.cond(k.keyword, value, d, dialect);
+    if (c === null) this.callAt(k.fn, d, segs);
+    else this.check(c, k.fn, d, segs);
+  }
+
+  private child(sub: Json, parent: JsonObject, keyword: string, key: string | undefined, d: string, segs: string[], depth: number): void {
+    if (this.inlinable(sub, depth + 1)) {
+      this.node(sub, d, segs, depth + 1);
+      return;
+    }
+    this.callAt(this.src.validatorOf(sub, parent, keyword, key), d, segs);
+  }
+
+  build(root: JsonObject): Validate | null {
+    if (!this.inlinable(root, 0)) return null;
+    this.node(root, 'd', [], 0);
+    const body = [
+      'const s = ctx.silent === 0;',
+      'const L0 = ctx.path.length;',
+      'let ok = true; let P = 0; let r = true;',
+      ...this.lines,
+      'if (s) { ctx.passed += P; ctx.total += P; }',
+      'return ok;',
+    ].join('\n');
+    const factory = new Function('V', 'H', `"use strict"; return function generated(d, ctx) {\n${body}\n};`) as (
+      v: unknown[],
+      h: typeof hasOwn,
+    ) => (d: Json, ctx: EvalContext) => boolean;
+    return factory(this.env.values, hasOwn) as Validate;
+  }
+}
+
+/**
+ * A generated validator for `root` (used when no annotations are needed), or
+ * null when the schema's top level is not a plain object schema.
+ */
+export function generate(root: JsonObject, src: CodegenSource): Validate | null {
+  return new Generator(src).build(root);
+}
