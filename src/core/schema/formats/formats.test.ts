@@ -85,3 +85,32 @@ describe('getFormat registry', () => {
     expect(getFormat('__proto__', DIALECT_2020_12)).toBeUndefined();
   });
 });
+
+describe('format checks beyond the suite', () => {
+  const f = (name: string) => getFormat(name, DIALECT_2020_12)!;
+  it('accepts meta-schema URIs with an empty fragment', () => {
+    expect(getFormat('uuid', `${DIALECT_2020_12}#`)).toBeDefined();
+    expect(getFormat('date', 'http://json-schema.org/draft-07/schema')).toBeDefined();
+  });
+  it('checks host names case-insensitively but U-labels strictly (IDNA2008)', () => {
+    expect(f('hostname')('EXAMPLE.COM')).toBe(true);
+    expect(f('idn-hostname')('bücher.de')).toBe(true);
+    expect(f('idn-hostname')('Bücher.de')).toBe(false); // upper case is DISALLOWED in a U-label
+    expect(f('idn-hostname')('😀.com')).toBe(false);
+  });
+  it('handles leap days and leap seconds', () => {
+    expect(f('date')('2024-02-29')).toBe(true);
+    expect(f('date')('2100-02-29')).toBe(false);
+    expect(f('date')('2000-02-29')).toBe(true);
+    expect(f('date-time')('2016-12-31T23:59:60Z')).toBe(true);
+    expect(f('date-time')('2016-12-31T23:59:60+01:00')).toBe(false);
+  });
+  it('stays fast on very large inputs', () => {
+    const started = performance.now();
+    expect(f('idn-hostname')('é'.repeat(1_000_000))).toBe(false);
+    expect(f('hostname')('a.'.repeat(500_000) + 'a')).toBe(false);
+    expect(f('idn-email')('a'.repeat(1_000_000) + '@example.com')).toBe(false);
+    expect(f('uri')('http://a/' + '%20'.repeat(300_000))).toBe(true);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+});

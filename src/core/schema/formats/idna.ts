@@ -338,6 +338,9 @@ function checkLabel(label: string, allowUnicode: boolean): LabelInfo | undefined
   }
   if (!allowUnicode) return undefined;
   const cps = [...label].map((c) => c.codePointAt(0)!);
+  // Every code point costs at least one octet of the A-label: longer labels cannot fit in 63
+  // (and Punycode encoding is quadratic, so this also keeps huge inputs cheap).
+  if (cps.length > 59) return undefined;
   if (!uLabelOk(cps)) return undefined;
   const asciiLength = 4 + punycodeEncode(cps).length;
   if (asciiLength > 63) return undefined;

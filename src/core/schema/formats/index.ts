@@ -59,8 +59,10 @@ const REGISTRY: ReadonlyMap<string, Readonly<Record<string, FormatCheck>>> = new
   [DIALECT_2020_12, DRAFT_2019_FORMATS],
   [DIALECT_2019_09, DRAFT_2019_FORMATS],
   [DIALECT_DRAFT_07, DRAFT_07_FORMATS],
-  // The draft-07 meta-schema URI is commonly written without the empty fragment.
+  // Meta-schema URIs are also written with/without an empty fragment.
   ['http://json-schema.org/draft-07/schema', DRAFT_07_FORMATS],
+  [`${DIALECT_2020_12}#`, DRAFT_2019_FORMATS],
+  [`${DIALECT_2019_09}#`, DRAFT_2019_FORMATS],
 ]);
 
 /** The format names asserted under `dialect` (empty for an unknown dialect). */
