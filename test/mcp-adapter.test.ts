@@ -10,7 +10,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isApiError } from '../src/errors.js';
 import { verifyReceipt } from '../src/receipts/index.js';
-import { mcpServerCard, mcpToolDescriptors, registerMcpRoutes } from '../src/mcp/index.js';
+import { ApiError } from '../src/errors.js';
+import { mcpServerCard, mcpToolDescriptors, registerMcpRoutes, type AdmitToolCall, type McpRoutesOptions } from '../src/mcp/index.js';
+import { freePort } from './http-helpers.js';
 import { createFakeService, type FakeService } from './mcp-fake-service.js';
 
 const LIMIT = 3;
@@ -42,37 +44,39 @@ function texts(result: unknown): string[] {
   return ((result as CallToolResult).content as Array<{ type: string; text: string }>).map((c) => c.text);
 }
 
-beforeAll(async () => {
-  app = Fastify({ bodyLimit: 64 * 1024 });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  // listen before registering is not allowed; rebuild with the port known
-  const port = (app.server.address() as { port: number }).port;
-  await app.close();
-  base = `http://127.0.0.1:${port}`;
-  app = Fastify({ bodyLimit: 64 * 1024 });
-  service = createFakeService({ limit: LIMIT, baseUrl: base });
+async function startMcpApp(extra: Partial<McpRoutesOptions> = {}) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const instance = Fastify({ bodyLimit: 64 * 1024 });
+  const svc = createFakeService({ limit: LIMIT, baseUrl: url });
   const clientKey = (request: { ip: string }) => clientKeyOverride ?? request.ip;
   // A REST verify route that spends the same allowance, like the real one.
-  app.post('/verify/schema', async (request, reply) => {
+  instance.post('/verify/schema', async (request, reply) => {
     try {
-      const parsed = service.parseRequestValue(request.body);
-      const allowance = await service.consumeAllowance({ clientKey: clientKey(request) });
+      const parsed = svc.parseRequestValue(request.body);
+      const allowance = await svc.consumeAllowance({ clientKey: clientKey(request) });
       if (!allowance.allowed) return reply.code(429).send({ code: 'free_allowance_exhausted' });
-      const signed = await service.verify(parsed);
+      const signed = await svc.verify(parsed);
       return reply.type('application/json').send(signed.text);
     } catch (err) {
       if (isApiError(err)) return reply.code(err.status).send(err.toBody());
       throw err;
     }
   });
-  await registerMcpRoutes(app, {
-    service,
-    baseUrl: base,
+  await registerMcpRoutes(instance, {
+    service: svc,
+    baseUrl: url,
     serviceName: 'agent-output-verifier',
     allowedHosts: ['verifier.example.com'],
     clientKey,
+    ...extra,
   });
-  await app.listen({ host: '127.0.0.1', port });
+  await instance.listen({ host: '127.0.0.1', port });
+  return { app: instance, base: url, service: svc };
+}
+
+beforeAll(async () => {
+  ({ app, base, service } = await startMcpApp());
 });
 
 afterAll(async () => {
@@ -94,7 +98,7 @@ describe('tools/list', () => {
     expect(Object.keys(verify.inputSchema.properties ?? {})).toEqual([
       'task_id', 'agent_id', 'expected_schema', 'submitted_output', 'strict_content_check', 'bounds', 'rules', 'enforce_rules', 'detail',
     ]);
-    expect(verify.outputSchema?.anyOf).toHaveLength(2);
+    expect(verify.outputSchema?.anyOf).toHaveLength(3);
     expect(verify.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });
     expect(verify.description).toContain('sum_equals');
     const record = tools.find((t) => t.name === 'get_verification_record')!;
@@ -349,5 +353,84 @@ describe('discovery', () => {
     ]);
     d[0].inputSchema.required = [];
     expect(mcpToolDescriptors()[0].inputSchema.required).toHaveLength(3); // copies, not shared state
+  });
+});
+
+describe('admission seam (as the x402 adapter uses it)', () => {
+  const PAYMENT_REQUIRED = {
+    x402Version: 2,
+    error: 'payment required',
+    resource: { url: 'x', description: 'MCP tool', mimeType: 'application/json' },
+    accepts: [{ scheme: 'exact', network: 'eip155:8453', amount: '20000', asset: '0xusdc', payTo: '0xpay', maxTimeoutSeconds: 60, extra: {} }],
+  };
+  const calls: string[] = [];
+  const admit: AdmitToolCall = async (ctx) => {
+    calls.push(`admit:${ctx.tool}:${ctx.clientKey.length > 0}`);
+    const payment = ctx.meta?.['x402/payment'] as { nonce?: string } | undefined;
+    if (!payment) return { admitted: false, structuredContent: PAYMENT_REQUIRED, meta: { code: 'payment_required' } };
+    return {
+      admitted: true,
+      async complete(outcome) {
+        if (payment.nonce === 'settle-fails') throw new ApiError('unavailable', { message: 'settlement failed', retryAfter: 2 });
+        calls.push('complete');
+        return { 'x402/payment-response': { success: true, transaction: '0xabc', verification_id: outcome.verificationId } };
+      },
+      async release() {
+        calls.push('release');
+      },
+    };
+  };
+  let paid: Awaited<ReturnType<typeof startMcpApp>>;
+
+  beforeAll(async () => {
+    paid = await startMcpApp({ admit });
+  });
+  afterAll(async () => {
+    await paid.app.close();
+  });
+
+  async function paidClient(): Promise<Client> {
+    const client = new Client({ name: 'payer', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${paid.base}/mcp`)));
+    await client.listTools();
+    return client;
+  }
+
+  it('a refusal reaches a validating client intact (PaymentRequired in structuredContent, _meta kept)', async () => {
+    const client = await paidClient();
+    const result = await client.callTool({ name: 'verify_schema', arguments: INVOICE });
+    expect(result.isError).toBe(true);
+    expect(structured(result)).toEqual(PAYMENT_REQUIRED);
+    expect(JSON.parse(texts(result)[0])).toEqual(PAYMENT_REQUIRED);
+    expect(result._meta).toEqual({ code: 'payment_required' });
+    const score = await client.callTool({ name: 'get_verification_record', arguments: { agent_id: 'a' } });
+    expect(structured(score)).toEqual(PAYMENT_REQUIRED);
+    await client.close();
+  });
+
+  it('a paid call runs, completes with the verification id and returns the settlement in result._meta', async () => {
+    const client = await paidClient();
+    calls.length = 0;
+    const result = await client.callTool({ name: 'verify_schema', arguments: INVOICE, _meta: { 'x402/payment': { nonce: 'n1' } } });
+    expect(result.isError).toBeFalsy();
+    const receipt = structured(result);
+    expect(result._meta?.['x402/payment-response']).toEqual({ success: true, transaction: '0xabc', verification_id: receipt.verification_id });
+    expect(calls).toEqual(['admit:verify_schema:true', 'complete']);
+    await client.close();
+  });
+
+  it('validation comes before admission; failed work is released; a failing completion is a coded error', async () => {
+    const client = await paidClient();
+    calls.length = 0;
+    const invalid = await client.callTool({ name: 'verify_schema', arguments: { task_id: 1 }, _meta: { 'x402/payment': { nonce: 'n2' } } });
+    expect(structured(invalid)).toMatchObject({ code: 'invalid_request' });
+    expect(calls).toEqual([]);
+    paid.service.failNextVerify = true;
+    const failed = await client.callTool({ name: 'verify_schema', arguments: INVOICE, _meta: { 'x402/payment': { nonce: 'n3' } } });
+    expect(structured(failed)).toMatchObject({ code: 'internal_error', charged: false });
+    expect(calls).toEqual(['admit:verify_schema:true', 'release']);
+    const unsettled = await client.callTool({ name: 'verify_schema', arguments: INVOICE, _meta: { 'x402/payment': { nonce: 'settle-fails' } } });
+    expect(structured(unsettled)).toMatchObject({ code: 'unavailable', retry_after: 2, charged: false });
+    await client.close();
   });
 });

@@ -36,6 +36,7 @@ export {
   type Admitted,
   type Refused,
   type ToolCallContext,
+  type WorkOutcome,
 } from './admission.js';
 export { receiptSummary, errorResult } from './mcp-server.js';
 

@@ -148,6 +148,23 @@ export const ERROR_OUTPUT: JsonSchemaObject = {
   },
 };
 
+/**
+ * x402 PaymentRequired, the structuredContent of an isError result when the operator
+ * charges for a call (SPEC §6 "Payments"). Declared always, so that validating clients
+ * let it through whether payments are on or off.
+ */
+export const PAYMENT_REQUIRED_OUTPUT: JsonSchemaObject = {
+  type: 'object',
+  title: 'x402 PaymentRequired',
+  required: ['x402Version', 'accepts'],
+  properties: {
+    x402Version: { type: 'integer' },
+    error: { type: 'string' },
+    resource: { type: 'object' },
+    accepts: { type: 'array', items: { type: 'object' } },
+  },
+};
+
 const SIGNATURE_BLOCKS = {
   verify: {
     type: 'object',
@@ -220,17 +237,17 @@ export const SCORE_OUTPUT: JsonSchemaObject = {
 };
 
 /**
- * Output schemas are "success OR SPEC error": the 1.x SDK client validates
- * structuredContent against outputSchema even on `isError` results
- * (modelcontextprotocol/typescript-sdk#1943), so an error body must satisfy it too
- * or the caller never sees our coded error. A payment-required result (x402) is a
- * third shape; the payment adapter adds it with {@link withOutputShape}.
+ * Output schemas are "success OR SPEC error OR x402 PaymentRequired": the 1.x SDK
+ * client validates structuredContent against outputSchema even on `isError` results
+ * (modelcontextprotocol/typescript-sdk#1943), so every error body must satisfy it too
+ * or the caller never sees it. Declaring no outputSchema would also avoid that, but
+ * clients then learn nothing about the receipt's shape.
  */
 export function eitherOutput(...shapes: JsonSchemaObject[]): JsonSchemaObject {
   return { type: 'object', anyOf: shapes };
 }
 
-/** Add one more accepted result shape to a tool's outputSchema (e.g. x402 PaymentRequired). */
+/** Add one more accepted result shape to a tool's outputSchema. */
 export function withOutputShape(definition: McpToolDefinition, shape: JsonSchemaObject): McpToolDefinition {
   const current = Array.isArray(definition.outputSchema.anyOf) ? (definition.outputSchema.anyOf as JsonSchemaObject[]) : [definition.outputSchema];
   return { ...definition, outputSchema: eitherOutput(...current, shape) };
@@ -263,7 +280,7 @@ export const VERIFY_SCHEMA_TOOL: McpToolDefinition = {
     'On fail, fix what hints[] describe and call again.\n' +
     INVOICE_EXAMPLE,
   inputSchema: VERIFY_SCHEMA_INPUT,
-  outputSchema: eitherOutput(RECEIPT_OUTPUT, ERROR_OUTPUT),
+  outputSchema: eitherOutput(RECEIPT_OUTPUT, ERROR_OUTPUT, PAYMENT_REQUIRED_OUTPUT),
   annotations: {
     title: 'Verify agent output',
     // Not read-only: every call appends a stored receipt to agent_id's public history
@@ -286,7 +303,7 @@ export const GET_RECORD_TOOL: McpToolDefinition = {
     "inputs shown. Signed like a receipt (trust-score attestation context). Use it to decide whether to trust a seller's " +
     'agent before buying. Example: {"agent_id":"seller-7"}. Ids starting with \'test-\' are never scored.',
   inputSchema: GET_RECORD_INPUT,
-  outputSchema: eitherOutput(SCORE_OUTPUT, ERROR_OUTPUT),
+  outputSchema: eitherOutput(SCORE_OUTPUT, ERROR_OUTPUT, PAYMENT_REQUIRED_OUTPUT),
   annotations: {
     title: 'Get trust score',
     readOnlyHint: true,
