@@ -105,6 +105,13 @@ export function runConformance(root: string, engine: SchemaEngine = createSchema
             if (r.valid !== t.valid) reason = `expected ${t.valid ? 'valid' : 'invalid'}, got ${r.valid ? 'valid' : 'invalid'}`;
             else if (r.valid !== (r.passed === r.total) || r.passed > r.total) reason = `counting invariant broken: ${r.passed}/${r.total} valid=${r.valid}`;
             else if (!r.valid && r.failures.length === 0) reason = 'invalid without a failure';
+            else {
+              // collecting undeclared properties takes the closure path instead of the generated one: both must agree
+              const slow = compiled.evaluate(t.data, { collectUndeclared: true });
+              if (slow.valid !== r.valid || slow.passed !== r.passed || slow.total !== r.total || JSON.stringify(slow.failures) !== JSON.stringify(r.failures)) {
+                reason = `fast and closure paths disagree: ${r.passed}/${r.total} vs ${slow.passed}/${slow.total}`;
+              }
+            }
           } catch (e) {
             reason = `threw: ${e instanceof Error ? e.message : String(e)}`;
           }
