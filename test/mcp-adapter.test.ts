@@ -373,7 +373,7 @@ describe('admission seam (as the x402 adapter uses it)', () => {
       async complete(outcome) {
         if (payment.nonce === 'settle-fails') throw new ApiError('unavailable', { message: 'settlement failed', retryAfter: 2 });
         calls.push('complete');
-        return { 'x402/payment-response': { success: true, transaction: '0xabc', verification_id: outcome.verificationId } };
+        return { 'x402/payment-response': { success: true, transaction: '0xabc', verification_id: outcome?.verificationId } };
       },
       async release() {
         calls.push('release');

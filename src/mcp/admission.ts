@@ -21,11 +21,20 @@ export interface ToolCallContext {
   request: FastifyRequest;
 }
 
+/** What the work produced, for the gate's bookkeeping (e.g. a settlement that references the receipt). */
+export interface WorkOutcome {
+  /** The receipt's verification_id (verify_schema); null for the score. */
+  verificationId: string | null;
+}
+
 /** A call allowed to proceed. Exactly one of `complete` / `release` is called afterwards. */
 export interface Admitted {
   admitted: true;
-  /** The work succeeded: finish (e.g. settle a payment); returns entries for `result._meta`. */
-  complete(outcome?: { verificationId: string | null }): Promise<Record<string, unknown> | undefined>;
+  /**
+   * The work succeeded: finish (e.g. settle a payment); returns entries for `result._meta`.
+   * Throwing an ApiError turns the result into that error (release is not called then).
+   */
+  complete(outcome?: WorkOutcome): Promise<Record<string, unknown> | undefined>;
   /** The work failed: undo (refund the allowance, release a payment reservation). */
   release(): Promise<void>;
 }
