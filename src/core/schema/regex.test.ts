@@ -66,6 +66,9 @@ describe('compilePattern: ReDoS safety', () => {
     expect(() => compilePattern('^(a+)+\\1$')).toThrow(/backreference/);
     expect(() => compilePattern('(a)[a-z]+\\1$')).toThrow(/linear time/);
     expect(() => compilePattern('(?<x>a{0,200})b{0,200}\\k<x>')).toThrow(/linear time/);
+    expect(() => compilePattern('^(a)' + '(?:a|a)'.repeat(20) + '\\1$')).toThrow(/linear time/);
+    expect(() => compilePattern('^(a)(?:a|b){20}\\1$')).toThrow(/linear time/);
+    expect(compilePattern('^(a|b)(?:c|d){3}\\1$').test('acdca')).toBe(true);
   });
 
   it('uses the automaton for repetition counts beyond the RE2 limit', () => {

@@ -26,8 +26,9 @@
  *     by one extra linear pass, so a test costs O(input × states × (1 + lookarounds)).
  *     It is limited to 20 000 states; a larger pattern is refused ("too large").
  *  5. Backreferences cannot be matched by any automaton. They run on V8's backtracking `u`
- *     engine only when the pattern has no unbounded repetition and the product of its bounded
- *     repetition counts is at most 10 000, which bounds the backtracking per start position.
+ *     engine only when the pattern has no unbounded repetition and at most 10 000 ways to
+ *     match from one start position (alternatives × repetition splits, computed statically),
+ *     which bounds the backtracking work to input length × 10 000 × pattern size.
  *     Otherwise compilation fails ("cannot be run in linear time"), which the schema engine
  *     reports as an invalid pattern (a 422 naming it) instead of risking a hang.
  *
@@ -77,8 +78,8 @@ export function compilePattern(source: string): CompiledPatternInfo {
   const ast = new Parser(source).parse();
   const analysis = analyse(ast);
   if (analysis.hasBackref) {
-    // Backtracking cost is bounded by input length × the number of ways the bounded repetitions can split.
-    if (analysis.unbounded || analysis.repetitionProduct > MAX_BACKREF_REPETITION_PRODUCT) {
+    // Backtracking cost is then bounded by input length × paths × pattern size.
+    if (analysis.unbounded || analysis.paths > MAX_BACKREF_PATHS) {
       throw new Error('pattern combines a backreference with unbounded or large repetition and cannot be run in linear time');
     }
     return { source, engine: 'backtracking', test: (s) => native.test(s) };
@@ -96,7 +97,7 @@ export function compilePattern(source: string): CompiledPatternInfo {
   return { source, engine: 'automaton', test: (s) => automaton.test(s) };
 }
 
-const MAX_BACKREF_REPETITION_PRODUCT = 10_000;
+const MAX_BACKREF_PATHS = 10_000;
 
 function shortReason(e: unknown, source: string): string {
   const msg = e instanceof Error ? e.message : String(e);
@@ -416,39 +417,46 @@ interface Analysis {
   hasBackref: boolean;
   /** Any `*`, `+` or `{n,}`. */
   unbounded: boolean;
-  /** Product of (max + 1) over all bounded repetitions: a bound on backtracking alternatives. */
-  repetitionProduct: number;
+  /**
+   * An upper bound on the number of ways a backtracking matcher can try to match the pattern
+   * from one start position (alternatives × repetition splits), saturating at MAX_SAFE_INTEGER.
+   */
+  paths: number;
 }
 
+const CAP = Number.MAX_SAFE_INTEGER;
+
 function analyse(root: Node): Analysis {
-  const a: Analysis = { hasLookaround: false, hasBackref: false, unbounded: false, repetitionProduct: 1 };
-  const walk = (n: Node): void => {
+  const a = { hasLookaround: false, hasBackref: false, unbounded: false };
+  const paths = (n: Node): number => {
     switch (n.t) {
-      case 'alt':
       case 'seq':
-        n.items.forEach(walk);
-        return;
+        return n.items.reduce((acc, x) => Math.min(acc * paths(x), CAP), 1);
+      case 'alt':
+        return n.items.reduce((acc, x) => Math.min(acc + paths(x), CAP), 0);
       case 'group':
-        walk(n.body);
-        return;
+        return paths(n.body);
       case 'look':
         a.hasLookaround = true;
-        walk(n.body);
-        return;
+        return paths(n.body);
       case 'backref':
         a.hasBackref = true;
-        return;
-      case 'rep':
-        if (n.max === Infinity) a.unbounded = true;
-        else a.repetitionProduct = Math.min(a.repetitionProduct * (n.max + 1), Number.MAX_SAFE_INTEGER);
-        walk(n.body);
-        return;
+        return 1;
+      case 'rep': {
+        const body = paths(n.body);
+        if (n.max === Infinity) {
+          a.unbounded = true;
+          return CAP;
+        }
+        // Σ_{k=min..max} body^k ≤ (max + 1) · body^max
+        return Math.min((n.max + 1) * Math.pow(body, n.max), CAP);
+      }
       default:
-        return;
+        return 1;
     }
   };
-  walk(root);
-  return a;
+  const total = paths(root);
+  return { ...a, paths: total };
 }
 
 function hex(cp: number): string {
