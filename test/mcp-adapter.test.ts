@@ -48,6 +48,9 @@ async function startMcpApp(extra: Partial<McpRoutesOptions> = {}) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const instance = Fastify({ bodyLimit: 64 * 1024 });
+  instance.addHook('onRequest', async (_request, reply) => {
+    reply.header('X-Request-Id', 'req-1');
+  });
   const svc = createFakeService({ limit: LIMIT, baseUrl: url });
   const clientKey = (request: { ip: string }) => clientKeyOverride ?? request.ip;
   // A REST verify route that spends the same allowance, like the real one.
@@ -236,6 +239,7 @@ describe('HTTP surface', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('application/json');
     expect(res.headers.get('mcp-session-id')).toBeNull();
+    expect(res.headers.get('x-request-id')).toBe('req-1'); // headers set by app hooks survive the hijack
     const body = (await res.json()) as { result: { serverInfo: { name: string }; capabilities: Record<string, unknown> } };
     expect(body.result.serverInfo.name).toBe('agent-output-verifier');
     expect(body.result.capabilities.tools).toBeDefined();

@@ -210,8 +210,11 @@ export async function registerMcpRoutes(app: FastifyInstance, options: McpRoutes
       // Stateless: no session ids; plain JSON responses (no SSE) since no tool streams progress.
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
 
+      // Headers the app's hooks already set (request id, …) would be lost with the hijack: copy them over.
+      const inherited = reply.getHeaders();
       reply.hijack();
       const res = reply.raw;
+      for (const [name, value] of Object.entries(inherited)) if (value !== undefined) res.setHeader(name, value);
       applyHeaders(res, corsHeaders(origin));
       let closed = false;
       const cleanup = () => {
