@@ -20,6 +20,7 @@ import { attestationExtension, createAttestor, createKeyRing, createReceiptIssue
 import { createVerifierService } from './service/verifier-service.js';
 import type { VerifierServiceImpl } from './service/verifier-service.js';
 import { openStore } from './store/index.js';
+import { createPayments, type Payments, type PaymentsOptions } from './payments/index.js';
 import type { Store } from './store/store.js';
 
 export interface CreateAppOptions {
@@ -27,6 +28,8 @@ export interface CreateAppOptions {
   logger?: FastifyServerOptions['logger'];
   /** Injected clock (tests). */
   clock?: () => Date;
+  /** x402: override the facilitator or the built-in facilitator's chain signers (tests, custom wallets). */
+  payments?: Pick<PaymentsOptions, 'evmSigner' | 'svmSigner' | 'facilitator'>;
 }
 
 export interface App {
@@ -35,6 +38,8 @@ export interface App {
   service: VerifierServiceImpl;
   store: Store;
   config: Config;
+  /** x402 payments when on (gate and, in local mode, the built-in facilitator). */
+  payments: Payments | null;
   /** Graceful: new requests get 503, in-flight ones finish, then the store closes. Idempotent. */
   close(): Promise<void>;
 }
@@ -54,7 +59,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   const clock = options.clock ?? (() => new Date());
   const version = packageVersion();
 
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  // Group commit: concurrent requests share one WAL sync instead of paying one each (SQLite only).
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, groupCommit: true });
   try {
     await store.migrate();
     const keyRing = createKeyRing({ dir: path.join(config.dataDir, 'keys'), clock });
@@ -82,9 +88,15 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       listCap: config.listCap,
     });
 
+    const payments = createPayments({ config: config.payments, store, serviceName: config.serviceName, ...options.payments });
+    // Fetch the facilitator's supported kinds now; when it is unreachable the gate retries on first use.
+    await payments?.gate.initialize().catch(() => undefined);
+
     const server = await createHttpServer({
       config,
       service,
+      payments: payments?.gate ?? null,
+      localFacilitator: payments?.localFacilitator ?? null,
       version,
       logger: options.logger,
       attestationExtension: () => attestationExtension(keyRing) as unknown as Record<string, unknown>,
@@ -107,6 +119,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       service,
       store,
       config,
+      payments,
       close() {
         closed ??= (async () => {
           try {

@@ -20,6 +20,12 @@ import { agentCard, llmsTxt, x402Manifest } from './discovery.js';
 import type { DiscoveryContext } from './discovery.js';
 import { toErrorBody } from './errors.js';
 import { createHttpMetrics } from './metrics.js';
+// x402 payments (src/payments): REST handlers, MCP admission and the built-in facilitator endpoints.
+import type { FacilitatorClient } from '@x402/core/server';
+import type { PaymentGate } from '../payments/gate.js';
+import { registerFacilitatorRoutes } from '../payments/local-facilitator.js';
+import { createPaymentAdmission } from '../payments/mcp-admission.js';
+import { handlePaidScore, handlePaidVerify, type PaidRestContext } from '../payments/rest.js';
 import type { HttpMetrics } from './metrics.js';
 import {
   agentIdParams,
@@ -52,6 +58,10 @@ export interface HttpServerOptions {
   logger?: FastifyServerOptions['logger'];
   /** Register the MCP adapter (default true). */
   mcp?: boolean;
+  /** x402 payment gate when payments are on (verify after the allowance and score become paid). */
+  payments?: PaymentGate | null;
+  /** The built-in facilitator, served under /facilitator when X402_FACILITATOR_URL=local. */
+  localFacilitator?: FacilitatorClient | null;
 }
 
 export interface HttpServer {
@@ -94,6 +104,17 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
   const discovery: DiscoveryContext = { config, version: options.version, attestationExtension: options.attestationExtension };
   const routeIndex = createRouteIndex();
   let closing = false;
+  // x402: with a gate, verify and score go through the payment handlers (src/payments/rest.ts).
+  const paid: PaidRestContext | null = options.payments?.enabled
+    ? {
+        gate: options.payments,
+        service,
+        clientKey,
+        baseUrl: config.publicBaseUrl,
+        setAllowanceHeaders,
+        onVerified: (signed) => metrics.verifications.inc({ result: String(signed.response.result) }),
+      }
+    : null;
 
   const app = Fastify({
     logger: options.logger ?? { level: config.logLevel },
@@ -209,6 +230,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
           },
         },
         async (request, reply) => {
+          if (paid) return handlePaidVerify(paid, request, reply);
           const admission = await admitVerification({ service, clientKey }, request, reply);
           let signed;
           try {
@@ -275,6 +297,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     },
     async (request, reply) => {
       const { agent_id } = request.params as { agent_id: string };
+      if (paid) return handlePaidScore(paid, request, reply, agent_id);
       const signed = await service.score(agent_id);
       return reply.type(JSON_TYPE).send(signed.text);
     },
@@ -321,7 +344,11 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
       allowedHosts: config.allowedHosts,
       clientKey,
       version: options.version,
+      admit: paid ? createPaymentAdmission({ gate: paid.gate, service, baseUrl: config.publicBaseUrl }) : undefined,
     });
+  }
+  if (options.localFacilitator) {
+    await registerFacilitatorRoutes(app, options.localFacilitator, { prefix: '/facilitator' });
   }
 
   await app.ready();

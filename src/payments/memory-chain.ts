@@ -57,34 +57,6 @@ export interface MemoryEvmChain {
 }
 
 const MULTICALL3 = '0xcA11bde05977b3631167028862bE2a173976CA11';
-const MULTICALL_ABI = [
-  {
-    inputs: [
-      { name: 'requireSuccess', type: 'bool' },
-      {
-        components: [
-          { name: 'target', type: 'address' },
-          { name: 'callData', type: 'bytes' },
-        ],
-        name: 'calls',
-        type: 'tuple[]',
-      },
-    ],
-    name: 'tryAggregate',
-    outputs: [
-      {
-        components: [
-          { name: 'success', type: 'bool' },
-          { name: 'returnData', type: 'bytes' },
-        ],
-        name: 'returnData',
-        type: 'tuple[]',
-      },
-    ],
-    stateMutability: 'payable',
-    type: 'function',
-  },
-] as const;
 const TRANSFER_EVENT = [
   {
     type: 'event',

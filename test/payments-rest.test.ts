@@ -1,0 +1,308 @@
+/**
+ * @module x402 end to end over the real app (createApp: SQLite, key ring, core
+ * verifier) on a loopback socket: the facilitator is the built-in one served over
+ * HTTP on the in-memory Base chain; the buyer pays with @x402/fetch and, over MCP,
+ * with the official MCP client and `_meta["x402/payment"]`.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { wrapFetchWithPayment } from '@x402/fetch';
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import type { PaymentRequired } from '@x402/core/types';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { createApp, type App } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { verifyReceipt } from '../src/receipts/index.js';
+import { BASE_USDC } from '../src/payments/config.js';
+import { createMemoryEvmChain } from '../src/payments/memory-chain.js';
+import { freePort, projectRoot, tempDir } from './http-helpers.js';
+import { createPaymentFixture, PAY_TO_EVM, PAY_TO_SOLANA, type PaymentFixture } from './payments-helpers.js';
+
+const INVOICE = JSON.parse(readFileSync(path.join(projectRoot, 'test', 'fixtures', 'invoice-pass.request.json'), 'utf8')) as Record<string, unknown>;
+
+function request(taskId: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ ...INVOICE, task_id: taskId, agent_id: 'paying-agent', ...extra });
+}
+
+interface Running {
+  base: string;
+  handle: App;
+  close(): Promise<void>;
+}
+
+async function start(dataDir: string, env: Record<string, string>, payments?: Parameters<typeof createApp>[1]['payments']): Promise<Running> {
+  const port = await freePort();
+  const config = loadConfig({ DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'silent', ...env });
+  const handle = await createApp(config, { logger: false, payments });
+  await handle.app.listen({ host: '127.0.0.1', port });
+  return { base: `http://127.0.0.1:${port}`, handle, close: () => handle.close() };
+}
+
+let f: PaymentFixture;
+let app: Running;
+let tmp: ReturnType<typeof tempDir>;
+let paidFetch: typeof fetch;
+const json = { 'content-type': 'application/json' };
+
+beforeAll(async () => {
+  f = await createPaymentFixture();
+  tmp = tempDir('aov-pay-rest-');
+  app = await start(tmp.dir, {
+    FREE_ALLOWANCE_PER_DAY: '2',
+    X402_ENABLED: 'true',
+    X402_FACILITATOR_URL: f.facilitatorUrl,
+    X402_PAY_TO_EVM: PAY_TO_EVM,
+    X402_PAY_TO_SOLANA: PAY_TO_SOLANA,
+    X402_FREE_MAX_BODY_BYTES: '4096',
+  });
+  paidFetch = wrapFetchWithPayment(fetch, f.buyerClient);
+});
+afterAll(async () => {
+  await app?.close();
+  await f?.close();
+  tmp?.cleanup();
+});
+
+async function exhaustAllowance(): Promise<void> {
+  for (;;) {
+    const r = await fetch(`${app.base}/verify/schema`, { method: 'POST', headers: json, body: request('free') });
+    await r.text();
+    if (r.status !== 200) return;
+  }
+}
+
+describe('REST', () => {
+  it('answers the discovery probe (POST without body) with 402 while free calls remain', async () => {
+    const r = await fetch(`${app.base}/verify/schema`, { method: 'POST' });
+    expect(r.status).toBe(402);
+    const pr = decodePaymentRequiredHeader(r.headers.get('payment-required')!);
+    expect(pr.x402Version).toBe(2);
+    const body = (await r.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ code: 'payment_required', available: true, remaining_calls_today: 2 });
+  });
+
+  it('sends bodies over the free size limit to payment', async () => {
+    const big = request('big', { submitted_output: { ...(INVOICE.submitted_output as object), note: 'x'.repeat(5000) } });
+    const r = await fetch(`${app.base}/verify/schema`, { method: 'POST', headers: json, body: big });
+    expect(r.status).toBe(402);
+    expect(((await r.json()) as { code: string }).code).toBe('payment_required');
+    // …and it goes through when paid.
+    const paid = await paidFetch(`${app.base}/verify/schema`, { method: 'POST', headers: json, body: big });
+    expect(paid.status).toBe(200);
+  });
+
+  it('after the allowance: 402 with PAYMENT-REQUIRED (v2, 20000, Base and Solana) and the free-trial state', async () => {
+    await exhaustAllowance();
+    const r = await fetch(`${app.base}/verify/schema`, { method: 'POST', headers: json, body: request('unpaid') });
+    expect(r.status).toBe(402);
+    const pr = decodePaymentRequiredHeader(r.headers.get('payment-required')!);
+    expect(pr.x402Version).toBe(2);
+    expect(pr.resource.url).toBe(`${app.base}/verify/schema`);
+    expect(pr.accepts.map((a) => [a.network, a.amount])).toEqual([
+      ['eip155:8453', '20000'],
+      ['solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp', '20000'],
+    ]);
+    expect((pr.extensions?.bazaar as { info: { input: { method: string } } }).info.input.method).toBe('POST');
+    const body = (await r.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ code: 'free_trial_exhausted', available: false, remaining_calls_today: 0, charged: false });
+    expect(typeof body.resets_at).toBe('string');
+    expect(r.headers.get('free-allowance-remaining')).toBe('0');
+  });
+
+  it('a buyer paying with @x402/fetch gets the signed receipt, PAYMENT-RESPONSE, and pays exactly 20000', async () => {
+    await exhaustAllowance();
+    const before = f.chain.balanceOf(BASE_USDC, f.buyer.address);
+    const r = await paidFetch(`${app.base}/verify/schema`, { method: 'POST', headers: json, body: request('paid-1') });
+    expect(r.status).toBe(200);
+    const text = await r.text();
+    const receipt = JSON.parse(text) as { verification_id: string; result: string };
+    const card = await (await fetch(`${app.base}/.well-known/agent-card.json`)).json();
+    expect(verifyReceipt(text, { agentCard: card }).valid).toBe(true);
+    const settlement = decodePaymentResponseHeader(r.headers.get('payment-response')!);
+    expect(settlement).toMatchObject({ success: true, network: 'eip155:8453' });
+    expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 20000n);
+    expect(f.chain.balanceOf(BASE_USDC, PAY_TO_EVM)).toBeGreaterThanOrEqual(20000n);
+    const stored = await fetch(`${app.base}/verifications/${receipt.verification_id}`);
+    expect(await stored.text()).toBe(text);
+    const events = await app.handle.store.paymentEvents({ verificationId: receipt.verification_id });
+    expect(events.map((e) => [e.kind, e.detail])).toEqual([['settled', settlement.transaction]]);
+  });
+
+  it('a fail verdict is charged like a pass', async () => {
+    const before = f.chain.balanceOf(BASE_USDC, f.buyer.address);
+    const failing = request('paid-fail', { submitted_output: { invoice_id: 42 } });
+    const r = await paidFetch(`${app.base}/verify/schema`, { method: 'POST', headers: json, body: failing });
+    expect(r.status).toBe(200);
+    expect(((await r.json()) as { result: string }).result).toBe('fail');
+    expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 20000n);
+  });
+
+  it('the same PAYMENT-SIGNATURE sent 50 times concurrently buys exactly one verification', async () => {
+    await exhaustAllowance();
+    const before = f.chain.balanceOf(BASE_USDC, f.buyer.address);
+    const unpaid = await fetch(`${app.base}/verify/schema`, { method: 'POST', headers: json, body: '' });
+    const pr: PaymentRequired = decodePaymentRequiredHeader(unpaid.headers.get('payment-required')!);
+    const header = encodePaymentSignatureHeader(await f.buyerClient.createPaymentPayload(pr));
+    const agent = `replay-${Date.now()}`;
+    const body = request('replay', { agent_id: agent });
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, () => fetch(`${app.base}/verify/schema`, { method: 'POST', headers: { ...json, 'PAYMENT-SIGNATURE': header }, body })),
+    );
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(49);
+    const codes = await Promise.all(responses.filter((r) => r.status === 402).map(async (r) => ((await r.json()) as { code: string }).code));
+    expect(new Set(codes)).toEqual(new Set(['payment_invalid']));
+    expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 20000n);
+    const rep = (await (await fetch(`${app.base}/reputation/${agent}`)).json()) as { verifications: number };
+    expect(rep.verifications).toBe(1); // the work ran once
+  });
+
+  it('an invalid request carrying a payment is a 422: nothing settled, balance unchanged, payment still usable', async () => {
+    const before = f.chain.balanceOf(BASE_USDC, f.buyer.address);
+    const transfers = f.chain.settledTransfers();
+    const unpaid = await fetch(`${app.base}/verify/schema`, { method: 'POST' });
+    const pr = decodePaymentRequiredHeader(unpaid.headers.get('payment-required')!);
+    const header = encodePaymentSignatureHeader(await f.buyerClient.createPaymentPayload(pr));
+    const bad = JSON.stringify({ task_id: 'bad', expected_schema: {}, submitted_output: 1, unknown_field: true });
+    const r = await fetch(`${app.base}/verify/schema`, { method: 'POST', headers: { ...json, 'PAYMENT-SIGNATURE': header }, body: bad });
+    expect(r.status).toBe(422);
+    expect(r.headers.get('payment-response')).toBeNull();
+    expect(((await r.json()) as { code: string; charged: boolean })).toMatchObject({ code: 'invalid_request', charged: false });
+    expect(f.chain.settledTransfers()).toBe(transfers);
+    expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before);
+    const ok = await fetch(`${app.base}/verify/schema`, { method: 'POST', headers: { ...json, 'PAYMENT-SIGNATURE': header }, body: request('after-422') });
+    expect(ok.status).toBe(200);
+  });
+
+  it('a garbage PAYMENT-SIGNATURE gets a 402 payment_invalid, not a crash', async () => {
+    const r = await fetch(`${app.base}/verify/schema`, { method: 'POST', headers: { ...json, 'PAYMENT-SIGNATURE': 'not base64 json' }, body: request('garbage') });
+    expect(r.status).toBe(402);
+    expect(((await r.json()) as { code: string }).code).toBe('payment_invalid');
+  });
+
+  it('GET /score is paid: 402 with 10000, then 200 when paid', async () => {
+    const r = await fetch(`${app.base}/score/paying-agent`);
+    expect(r.status).toBe(402);
+    const pr = decodePaymentRequiredHeader(r.headers.get('payment-required')!);
+    expect(pr.accepts.map((a) => a.amount)).toEqual(['10000', '10000']);
+    const test = await fetch(`${app.base}/score/test-agent`);
+    expect(test.status).toBe(422);
+    const before = f.chain.balanceOf(BASE_USDC, f.buyer.address);
+    const paid = await paidFetch(`${app.base}/score/paying-agent`);
+    expect(paid.status).toBe(200);
+    expect(((await paid.json()) as { agent_id: string }).agent_id).toBe('paying-agent');
+    expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 10000n);
+  });
+
+  it('/.well-known/x402 and /llms.txt show the live prices', async () => {
+    const manifest = (await (await fetch(`${app.base}/.well-known/x402`)).json()) as { payments_enabled: boolean; routes: Array<{ resource: string; price: string }> };
+    expect(manifest.payments_enabled).toBe(true);
+    expect(manifest.routes).toContainEqual(expect.objectContaining({ resource: `${app.base}/verify/schema`, price: '$0.02' }));
+    expect(manifest.routes).toContainEqual(expect.objectContaining({ resource: `${app.base}/score/{agent_id}`, price: '$0.01' }));
+    const llms = await (await fetch(`${app.base}/llms.txt`)).text();
+    expect(llms).toContain('$0.02');
+  });
+});
+
+describe('MCP', () => {
+  async function mcpClient(): Promise<Client> {
+    const client = new Client({ name: 'buyer', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${app.base}/mcp`)));
+    return client;
+  }
+  const args = () => ({ ...INVOICE, task_id: 'mcp-paid', agent_id: 'paying-agent' });
+
+  it('unpaid verify_schema after the allowance → isError with PaymentRequired and the free-trial state', async () => {
+    await exhaustAllowance();
+    const client = await mcpClient();
+    try {
+      const res = (await client.callTool({ name: 'verify_schema', arguments: args() })) as CallToolResult;
+      expect(res.isError).toBe(true);
+      const pr = res.structuredContent as unknown as PaymentRequired;
+      expect(pr.x402Version).toBe(2);
+      expect(pr.accepts[0].amount).toBe('20000');
+      expect(res._meta).toMatchObject({ code: 'free_trial_exhausted', free_trial: { available: false, remaining_calls_today: 0 } });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('paid verify_schema with _meta["x402/payment"] → verdict plus _meta["x402/payment-response"]', async () => {
+    await exhaustAllowance();
+    const client = await mcpClient();
+    try {
+      const first = (await client.callTool({ name: 'verify_schema', arguments: args() })) as CallToolResult;
+      const payload = await f.buyerClient.createPaymentPayload(first.structuredContent as unknown as PaymentRequired);
+      const before = f.chain.balanceOf(BASE_USDC, f.buyer.address);
+      const res = (await client.callTool({ name: 'verify_schema', arguments: args(), _meta: { 'x402/payment': payload } })) as CallToolResult;
+      expect(res.isError).toBeFalsy();
+      const receipt = res.structuredContent as { result: string; verification_id: string };
+      expect(receipt.result).toBe('pass');
+      expect(res._meta?.['x402/payment-response']).toMatchObject({ success: true, network: 'eip155:8453' });
+      expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 20000n);
+      const events = await app.handle.store.paymentEvents({ verificationId: receipt.verification_id });
+      expect(events.map((e) => e.kind)).toEqual(['settled']);
+      // Replaying the same payment is refused.
+      const again = (await client.callTool({ name: 'verify_schema', arguments: args(), _meta: { 'x402/payment': payload } })) as CallToolResult;
+      expect(again.isError).toBe(true);
+      expect(again._meta).toMatchObject({ code: 'payment_invalid' });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('get_verification_record is paid', async () => {
+    const client = await mcpClient();
+    try {
+      const unpaid = (await client.callTool({ name: 'get_verification_record', arguments: { agent_id: 'paying-agent' } })) as CallToolResult;
+      expect(unpaid.isError).toBe(true);
+      const pr = unpaid.structuredContent as unknown as PaymentRequired;
+      expect(pr.accepts[0].amount).toBe('10000');
+      const payload = await f.buyerClient.createPaymentPayload(pr);
+      const paid = (await client.callTool({ name: 'get_verification_record', arguments: { agent_id: 'paying-agent' }, _meta: { 'x402/payment': payload } })) as CallToolResult;
+      expect(paid.isError).toBeFalsy();
+      expect(paid._meta?.['x402/payment-response']).toMatchObject({ success: true });
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('built-in facilitator mode', () => {
+  it('serves /facilitator/* on the app and settles through it', async () => {
+    const chain = createMemoryEvmChain({
+      chainId: 8453,
+      tokens: [{ address: BASE_USDC, name: 'USD Coin', version: '2' }],
+      facilitatorAddress: '0x2222222222222222222222222222222222222222',
+    });
+    chain.mint(BASE_USDC, f.buyer.address, 100_000n);
+    const dir = tempDir('aov-pay-local-');
+    const local = await start(
+      dir.dir,
+      {
+        FREE_ALLOWANCE_PER_DAY: '0',
+        X402_ENABLED: 'true',
+        X402_FACILITATOR_URL: 'local',
+        X402_LOCAL_EVM_RPC_URL: 'http://127.0.0.1:9',
+        X402_LOCAL_EVM_PRIVATE_KEY: `0x${'11'.repeat(32)}`,
+        X402_NETWORKS: 'base',
+        X402_PAY_TO_EVM: PAY_TO_EVM,
+      },
+      { evmSigner: chain.signer },
+    );
+    try {
+      const supported = (await (await fetch(`${local.base}/facilitator/supported`)).json()) as { kinds: Array<{ network: string }> };
+      expect(supported.kinds.map((k) => k.network)).toContain('eip155:8453');
+      const r = await paidFetch(`${local.base}/verify/schema`, { method: 'POST', headers: json, body: request('local-1') });
+      expect(r.status).toBe(200);
+      expect(chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(80_000n);
+    } finally {
+      await local.close();
+      dir.cleanup();
+    }
+  });
+});
