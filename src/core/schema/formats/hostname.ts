@@ -1,2 +1,2 @@
-/** @module `hostname` (RFC 1123, A-labels validated per IDNA2008) and `idn-hostname` (RFC 5890/5891) formats. */
-export { isHostname, isIdnHostname } from './idna.js';
+/** @module `hostname` format: RFC 1123 host name; labels starting `xn--` must be valid IDNA2008 A-labels. */
+export { isHostname } from './idna.js';

@@ -7,19 +7,27 @@
  *   uri-template, json-pointer, relative-json-pointer, regex.
  * - 2019-09 and 2020-12: all of the above plus duration and uuid.
  *
- * One file per format family; each exports a pure `(value: string) => boolean`.
+ * One file per format, each exporting a pure `(value: string) => boolean`; formats that share
+ * a grammar re-export from the file that implements it (idna.ts: host names and IDNA2008;
+ * email.ts: mailboxes; uri.ts: RFC 3986/3987 references; json-pointer.ts: both pointer forms).
  */
 import { isDate } from './date.js';
 import { isDateTime } from './date-time.js';
 import { isDuration } from './duration.js';
-import { isEmail, isIdnEmail } from './email.js';
-import { isHostname, isIdnHostname } from './hostname.js';
+import { isEmail } from './email.js';
+import { isHostname } from './hostname.js';
+import { isIdnEmail } from './idn-email.js';
+import { isIdnHostname } from './idn-hostname.js';
 import { isIpv4 } from './ipv4.js';
 import { isIpv6 } from './ipv6.js';
-import { isJsonPointer, isRelativeJsonPointer } from './json-pointer.js';
+import { isIri } from './iri.js';
+import { isIriReference } from './iri-reference.js';
+import { isJsonPointer } from './json-pointer.js';
 import { isRegex } from './regex.js';
+import { isRelativeJsonPointer } from './relative-json-pointer.js';
 import { isTime } from './time.js';
-import { isIri, isIriReference, isUri, isUriReference } from './uri.js';
+import { isUri } from './uri.js';
+import { isUriReference } from './uri-reference.js';
 import { isUriTemplate } from './uri-template.js';
 import { isUuid } from './uuid.js';
 

@@ -1,4 +1,4 @@
-/** @module `json-pointer` and `relative-json-pointer` formats (RFC 6901; draft-handrews-relative-json-pointer). */
+/** @module `json-pointer` format (RFC 6901), and the grammar shared with `relative-json-pointer`. */
 
 const POINTER = /^(?:\/(?:[^~/]|~[01])*)*$/u;
 const RELATIVE = /^(?:0|[1-9][0-9]*)(?:#|(?:\/(?:[^~/]|~[01])*)*)$/u;

@@ -1,0 +1,2 @@
+/** @module `iri` format: RFC 3987 IRI. */
+export { isIri } from './uri.js';
