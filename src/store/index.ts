@@ -20,6 +20,8 @@ export interface OpenStoreOptions {
   dataDir: string;
   /** PostgreSQL pool size per instance. */
   poolSize?: number;
+  /** SQLite only: commit concurrent writes together (see SqliteStoreOptions.groupCommit). */
+  groupCommit?: boolean;
   /** PostgreSQL schema (default `public`). */
   schema?: string;
 }
@@ -37,5 +39,5 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     throw new TypeError('database URL must start with postgres:// or postgresql:// (leave it unset for the embedded SQLite store)');
   }
   mkdirSync(options.dataDir, { recursive: true });
-  return createSqliteStore({ file: join(options.dataDir, 'verifier.db') });
+  return createSqliteStore({ file: join(options.dataDir, 'verifier.db'), groupCommit: options.groupCommit });
 }
