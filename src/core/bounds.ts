@@ -5,7 +5,8 @@
  */
 import type { Bound, Json } from './types.js';
 import type { CheckFailure, CheckOutcome } from './check-outcome.js';
-import { formatNumber, missingField, notANumber, select } from './rules/common.js';
+import { formatNumber, missingField, notANumberAt } from './rules/common.js';
+import { locationOf, parsePath, visitPath } from './paths.js';
 
 export const BOUNDS_CHECK = 'bounds:range';
 
@@ -15,23 +16,22 @@ function rangeText(b: Bound): string {
 }
 
 export function evaluateBound(path: string, bound: Bound, output: Json): CheckFailure[] {
-  const { path: parsed, values } = select(path, output);
-  if (values.length === 0) return bound.if_present ? [] : [missingField(parsed)];
+  const parsed = parsePath(path);
   const failures: CheckFailure[] = [];
-  const expected = rangeText(bound);
-  for (const s of values) {
-    if (typeof s.value !== 'number') {
-      failures.push(notANumber(s));
-      continue;
+  const count = visitPath(parsed, output, (v, exp) => {
+    if (typeof v !== 'number') {
+      failures.push(notANumberAt(locationOf(parsed, exp), v));
+      return;
     }
-    const v = s.value;
     const below = bound.min !== null && v < bound.min;
     const above = bound.max !== null && v > bound.max;
     if (below || above) {
+      const at = locationOf(parsed, exp);
       const side = below ? `below min ${formatNumber(bound.min as number)}` : `above max ${formatNumber(bound.max as number)}`;
-      failures.push({ path: s.location, expected, found: `value ${formatNumber(v)}`, message: `${s.location} is ${formatNumber(v)}, ${side}` });
+      failures.push({ path: at, expected: rangeText(bound), found: `value ${formatNumber(v)}`, message: `${at} is ${formatNumber(v)}, ${side}` });
     }
-  }
+  });
+  if (count === 0) return bound.if_present ? [] : [missingField(parsed)];
   return failures;
 }
 

@@ -19,11 +19,27 @@ export interface FieldPath {
 }
 
 export interface Selected {
-  value: Json;
+  readonly value: Json;
   /** Concrete location, e.g. `$.line_items[1].line_total`. */
-  location: string;
+  readonly location: string;
   /** The array indices chosen at each `[]` of the path, in order (for element-wise comparison). */
-  expansion: readonly number[];
+  readonly expansion: readonly number[];
+}
+
+/**
+ * Locations are only formatted when a failure needs them (most selected
+ * values pass): the path's keys plus the chosen `[]` indices rebuild it.
+ */
+class SelectedValue implements Selected {
+  private loc: string | undefined;
+  constructor(
+    readonly value: Json,
+    private readonly path: FieldPath,
+    readonly expansion: readonly number[],
+  ) {}
+  get location(): string {
+    return (this.loc ??= locationOf(this.path, this.expansion));
+  }
 }
 
 export class PathSyntaxError extends Error {
@@ -35,8 +51,22 @@ export class PathSyntaxError extends Error {
 
 const NAME_CHAR = /[^.[\]'"\s]/;
 
-/** Parse a path. Throws PathSyntaxError with a reason that never repeats the path. */
+const parsedPaths = new Map<string, FieldPath>();
+const PARSED_PATHS_MAX = 1024;
+
+/** Parse a path (memoized: the same few paths are used on every request). Throws PathSyntaxError. */
 export function parsePath(source: string): FieldPath {
+  let p = parsedPaths.get(source);
+  if (p === undefined) {
+    p = parsePathUncached(source);
+    if (parsedPaths.size >= PARSED_PATHS_MAX) parsedPaths.clear();
+    parsedPaths.set(source, p);
+  }
+  return p;
+}
+
+/** Parse a path. Throws PathSyntaxError with a reason that never repeats the path. */
+function parsePathUncached(source: string): FieldPath {
   if (source.length === 0) throw new PathSyntaxError('is empty');
   const segments: PathSegment[] = [];
   let i = 0;
@@ -98,45 +128,64 @@ export function parsePath(source: string): FieldPath {
     i = j;
     expectName = false;
   }
-  return { source, segments };
+  return Object.freeze({ source, segments: Object.freeze(segments) });
 }
 
 const hasOwn = Object.prototype.hasOwnProperty;
+const NO_EXPANSION: readonly number[] = Object.freeze([]);
+
+/** Every value the path yields in `root`, in document order. Missing branches yield nothing. */
+/** The concrete location of the value reached through `path` with the given `[]` indices. */
+export function locationOf(path: FieldPath, expansion: readonly number[]): string {
+  const segs: Array<string | number> = [];
+  let e = 0;
+  for (const seg of path.segments) segs.push(seg.kind === 'key' ? seg.key : seg.kind === 'index' ? seg.index : expansion[e++]);
+  return formatSegments(segs);
+}
+
+/**
+ * Call `visit` for every value the path yields, in document order, without
+ * allocating per value: `expansion` is a live array (copy it to keep it).
+ * Returns how many values were visited.
+ */
+export function visitPath(path: FieldPath, root: Json, visit: (value: Json, expansion: readonly number[]) => void): number {
+  const segs = path.segments;
+  const exp: number[] = [];
+  let count = 0;
+  const walk = (value: Json, k: number): void => {
+    for (; k < segs.length; k++) {
+      const seg = segs[k];
+      if (seg.kind === 'key') {
+        if (value === null || typeof value !== 'object' || Array.isArray(value) || !hasOwn.call(value, seg.key)) return;
+        value = (value as Record<string, Json>)[seg.key];
+      } else if (seg.kind === 'index') {
+        if (!Array.isArray(value) || seg.index >= value.length) return;
+        value = value[seg.index];
+      } else {
+        if (!Array.isArray(value)) return;
+        const at = exp.length;
+        exp.push(0);
+        for (let i = 0; i < value.length; i++) {
+          exp[at] = i;
+          walk(value[i], k + 1);
+        }
+        exp.length = at;
+        return;
+      }
+    }
+    count++;
+    visit(value, exp);
+  };
+  walk(root, 0);
+  return count;
+}
 
 /** Every value the path yields in `root`, in document order. Missing branches yield nothing. */
 export function selectPath(path: FieldPath, root: Json): Selected[] {
   const out: Selected[] = [];
-  const segs = path.segments;
-  const loc: Array<string | number> = [];
-  const exp: number[] = [];
-  const walk = (value: Json, k: number): void => {
-    if (k === segs.length) {
-      out.push({ value, location: formatSegments(loc), expansion: exp.slice() });
-      return;
-    }
-    const seg = segs[k];
-    if (seg.kind === 'key') {
-      if (value === null || typeof value !== 'object' || Array.isArray(value) || !hasOwn.call(value, seg.key)) return;
-      loc.push(seg.key);
-      walk((value as Record<string, Json>)[seg.key], k + 1);
-      loc.pop();
-    } else if (seg.kind === 'index') {
-      if (!Array.isArray(value) || seg.index >= value.length) return;
-      loc.push(seg.index);
-      walk(value[seg.index], k + 1);
-      loc.pop();
-    } else {
-      if (!Array.isArray(value)) return;
-      for (let i = 0; i < value.length; i++) {
-        loc.push(i);
-        exp.push(i);
-        walk(value[i], k + 1);
-        exp.pop();
-        loc.pop();
-      }
-    }
-  };
-  walk(root, 0);
+  visitPath(path, root, (value, exp) => {
+    out.push(new SelectedValue(value, path, exp.length === 0 ? NO_EXPANSION : exp.slice()));
+  });
   return out;
 }
 

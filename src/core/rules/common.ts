@@ -41,8 +41,12 @@ export function missingField(path: FieldPath): CheckFailure {
 }
 
 export function notANumber(s: Selected): CheckFailure {
-  const t = describeType(s.value);
-  return { path: s.location, expected: 'a number', found: t, message: `${s.location} holds ${t}, expected a number` };
+  return notANumberAt(s.location, s.value);
+}
+
+export function notANumberAt(location: string, value: Json): CheckFailure {
+  const t = describeType(value);
+  return { path: location, expected: 'a number', found: t, message: `${location} holds ${t}, expected a number` };
 }
 
 /** Split selected values into numbers and failures for the non-numbers. */
@@ -65,8 +69,11 @@ export function singleNumber(
   field: string | null,
   output: Json,
   failures: CheckFailure[],
-): { value: number; label: string } | null {
-  if (field === null) return { value: constant as number, label: formatNumber(constant as number) };
+): { value: number; readonly label: string } | null {
+  if (field === null) {
+    const value = constant as number;
+    return { value, get label() { return formatNumber(value); } };
+  }
   const { path, values } = select(field, output);
   const where = displayPath(path);
   if (values.length !== 1) {
@@ -83,5 +90,6 @@ export function singleNumber(
     failures.push({ ...notANumber(v), message: `reference ${v.location} holds ${describeType(v.value)}, expected a number` });
     return null;
   }
-  return { value: v.value, label: `${field} (${formatNumber(v.value)})` };
+  const value = v.value;
+  return { value, get label() { return `${field} (${formatNumber(value)})`; } };
 }

@@ -7,9 +7,9 @@
  */
 import type { Json, Rule } from '../types.js';
 import type { CheckFailure, RuleEvaluator } from './common.js';
-import { describeType, formatNumber, missingField, notANumber, numbersOf, select, singleNumber } from './common.js';
+import { describeType, formatNumber, missingField, notANumber, notANumberAt, numbersOf, select, singleNumber } from './common.js';
 import type { Selected } from '../paths.js';
-import { parsePath, sharedExpansions } from '../paths.js';
+import { locationOf, parsePath, selectPath, sharedExpansions, visitPath } from '../paths.js';
 
 type Op = 'gte' | 'lte';
 
@@ -19,13 +19,13 @@ function holds(op: Op, v: number, ref: number, tolerance: number): boolean {
   return op === 'gte' ? v >= ref - tolerance : v <= ref + tolerance;
 }
 
-function violation(op: Op, s: Selected & { value: number }, label: string): CheckFailure {
-  const v = formatNumber(s.value);
+function violation(op: Op, location: string, value: number, label: string): CheckFailure {
+  const v = formatNumber(value);
   return {
-    path: s.location,
+    path: location,
     expected: `${SYMBOL[op]} ${label}`,
     found: `value ${v}`,
-    message: `${s.location} is ${v}, expected ${SYMBOL[op]} ${label}`,
+    message: `${location} is ${v}, expected ${SYMBOL[op]} ${label}`,
   };
 }
 
@@ -53,7 +53,7 @@ function elementWise(op: Op, rule: Rule, nums: Array<Selected & { value: number 
       if (typeof r.value !== 'number') {
         failures.push({ ...notANumber(r), message: `reference ${r.location} holds ${describeType(r.value)}, expected a number` });
       } else if (!holds(op, s.value, r.value, rule.tolerance)) {
-        failures.push(violation(op, s, `${r.location} (${formatNumber(r.value)})`));
+        failures.push(violation(op, s.location, s.value, `${r.location} (${formatNumber(r.value)})`));
       }
     }
   }
@@ -61,20 +61,25 @@ function elementWise(op: Op, rule: Rule, nums: Array<Selected & { value: number 
 
 export function createComparisonRule(op: Op): RuleEvaluator {
   return (rule, output) => {
-    const failures: CheckFailure[] = [];
-    const { path, values } = select(rule.field, output);
-    if (values.length === 0) return rule.if_present ? [] : [missingField(path)];
-    const nums = numbersOf(values, failures);
+    const path = parsePath(rule.field);
     if (rule.other_field !== null) {
       const shared = sharedExpansions(path, parsePath(rule.other_field));
       if (shared > 0) {
-        elementWise(op, rule, nums, output, shared, failures);
+        const failures: CheckFailure[] = [];
+        const values = selectPath(path, output);
+        if (values.length === 0) return rule.if_present ? [] : [missingField(path)];
+        elementWise(op, rule, numbersOf(values, failures), output, shared, failures);
         return failures;
       }
     }
-    const ref = singleNumber(rule.value, rule.other_field, output, failures);
-    if (ref === null) return failures;
-    for (const s of nums) if (!holds(op, s.value, ref.value, rule.tolerance)) failures.push(violation(op, s, ref.label));
-    return failures;
+    const refFailures: CheckFailure[] = [];
+    const ref = singleNumber(rule.value, rule.other_field, output, refFailures);
+    const failures: CheckFailure[] = [];
+    const count = visitPath(path, output, (v, exp) => {
+      if (typeof v !== 'number') failures.push(notANumberAt(locationOf(path, exp), v));
+      else if (ref !== null && !holds(op, v, ref.value, rule.tolerance)) failures.push(violation(op, locationOf(path, exp), v, ref.label));
+    });
+    if (count === 0) return rule.if_present ? [] : [missingField(path)];
+    return failures.concat(refFailures);
   };
 }

@@ -4,29 +4,28 @@
  * absolute `tolerance`.
  */
 import type { RuleEvaluator, CheckFailure } from './common.js';
-import { formatNumber, missingField, numbersOf, select, singleNumber } from './common.js';
-import { displayPath } from '../paths.js';
-
-/** Neumaier summation: a long list of cents must not drift by float error. */
-function sum(values: number[]): number {
-  let s = 0;
-  let c = 0;
-  for (const v of values) {
-    const t = s + v;
-    c += Math.abs(s) >= Math.abs(v) ? s - t + v : v - t + s;
-    s = t;
-  }
-  return s + c;
-}
+import { formatNumber, missingField, notANumberAt, singleNumber } from './common.js';
+import { displayPath, locationOf, parsePath, visitPath } from '../paths.js';
 
 export const sumEquals: RuleEvaluator = (rule, output) => {
   const failures: CheckFailure[] = [];
-  const { path, values } = select(rule.field, output);
-  if (values.length === 0) return rule.if_present ? [] : [missingField(path)];
-  const nums = numbersOf(values, failures);
+  const path = parsePath(rule.field);
+  // Neumaier summation: a long list of cents must not drift by float error.
+  let sum = 0;
+  let comp = 0;
+  const count = visitPath(path, output, (v, exp) => {
+    if (typeof v !== 'number') {
+      failures.push(notANumberAt(locationOf(path, exp), v));
+      return;
+    }
+    const t = sum + v;
+    comp += Math.abs(sum) >= Math.abs(v) ? sum - t + v : v - t + sum;
+    sum = t;
+  });
+  if (count === 0) return rule.if_present ? [] : [missingField(path)];
   const ref = singleNumber(rule.equals, rule.equals_field, output, failures);
   if (failures.length > 0 || ref === null) return failures;
-  const total = sum(nums.map((n) => n.value));
+  const total = sum + comp;
   if (Math.abs(total - ref.value) <= rule.tolerance) return [];
   const within = rule.tolerance === 1e-9 ? '' : ` within ${formatNumber(rule.tolerance)}`;
   return [

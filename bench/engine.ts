@@ -1,0 +1,139 @@
+/**
+ * @module Verification throughput bench: our full verify (schema engine with
+ * check counting + rules + verdict, compiled schema cached) against Ajv 8
+ * (draft 2020-12, allErrors, formats) validating the same documents in the
+ * same run; compile time of never-seen schemas; strict parsing vs JSON.parse.
+ * Run: npx tsx bench/engine.ts   (about 30 s)
+ */
+import { readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { createSchemaCache, createSchemaEngine } from '../src/core/schema/index.js';
+import { createVerifier } from '../src/core/verify.js';
+import { parseVerificationRequest } from '../src/core/request.js';
+import { parseStrictJson } from '../src/core/strict-json.js';
+import type { Json, JsonObject } from '../src/core/types.js';
+
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => void;
+
+const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 400);
+const ROUNDS = 3;
+
+/** Operations per second: median of ROUNDS timed rounds after a warm-up. */
+function opsPerSec(fn: () => unknown): number {
+  const warmEnd = performance.now() + ROUND_MS / 2;
+  while (performance.now() < warmEnd) fn();
+  const rates: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    let n = 0;
+    const start = performance.now();
+    let now = start;
+    while (now - start < ROUND_MS) {
+      for (let i = 0; i < 16; i++) fn();
+      n += 16;
+      now = performance.now();
+    }
+    rates.push((n * 1000) / (now - start));
+  }
+  return rates.sort((a, b) => a - b)[Math.floor(ROUNDS / 2)];
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+const invoiceText = readFileSync(new URL('../test/fixtures/invoice.request.json', import.meta.url), 'utf8');
+const invoice = JSON.parse(invoiceText) as JsonObject;
+
+function bigInvoiceText(items: number): string {
+  const line_items: Json[] = [];
+  let total = 0;
+  for (let i = 0; i < items; i++) {
+    const line_total = ((i * 37) % 1000) / 4;
+    total += line_total;
+    line_items.push({ sku: `SKU-${i}`, qty: 1 + (i % 9), line_total });
+  }
+  return JSON.stringify({ ...invoice, submitted_output: { invoice_id: 'INV-1000', currency: 'EUR', line_items, total } });
+}
+const bigText = bigInvoiceText(1000);
+
+const engine = createSchemaEngine();
+const cache = createSchemaCache({ engine, max: 100 });
+const verifier = createVerifier({ engine: cache });
+const ajv = new Ajv2020({ allErrors: true });
+addFormats(ajv);
+const ajvValidate = ajv.compile(invoice.expected_schema as object);
+
+interface Row {
+  name: string;
+  ours: number;
+  ajv: number;
+  unit: string;
+}
+const rows: Row[] = [];
+
+for (const [label, text] of [
+  ['SPEC §8 invoice', invoiceText],
+  ['invoice, 1,000 line items', bigText],
+] as const) {
+  const parsed = parseVerificationRequest(text);
+  const output = parsed.request.submitted_output;
+  const compiled = cache.get('bench', parsed.request.expected_schema);
+  // Same verdict on both sides before timing: the comparison is meaningless otherwise.
+  const oursValid = compiled.evaluate(output).valid;
+  if (oursValid !== ajvValidate(output)) throw new Error(`validity differs on ${label}`);
+  rows.push({
+    name: `full verify vs ajv.validate — ${label}`,
+    ours: opsPerSec(() => verifier.verify(parsed, { schemaKey: 'bench' })),
+    ajv: opsPerSec(() => ajvValidate(output)),
+    unit: 'ops/s',
+  });
+  rows.push({
+    name: `schema evaluate (counting) vs ajv.validate — ${label}`,
+    ours: opsPerSec(() => compiled.evaluate(output)),
+    ajv: rows[rows.length - 1].ajv,
+    unit: 'ops/s',
+  });
+  const mb = Buffer.byteLength(text) / 1e6;
+  rows.push({
+    name: `strict parse vs JSON.parse — ${label} (${(mb * 1000).toFixed(1)} kB)`,
+    ours: opsPerSec(() => parseStrictJson(text)) * mb,
+    ajv: opsPerSec(() => JSON.parse(text)) * mb,
+    unit: 'MB/s',
+  });
+}
+
+// Compile time of a never-seen schema: vary a constant so no cache can hit.
+const COMPILES = 60;
+const variant = (i: number): Json => {
+  const s = JSON.parse(JSON.stringify(invoice.expected_schema)) as JsonObject;
+  const props = s.properties as JsonObject;
+  props.invoice_id = { type: 'string', pattern: `^INV-[0-9]{4}$|^X${i}$` };
+  props[`extra_${i}`] = { type: 'integer', minimum: i };
+  return s;
+};
+const oursCompile: number[] = [];
+const ajvCompile: number[] = [];
+for (let i = 0; i < COMPILES; i++) {
+  const a = variant(i);
+  const b = variant(i + COMPILES);
+  let t = performance.now();
+  engine.compile(a);
+  oursCompile.push(performance.now() - t);
+  t = performance.now();
+  ajv.compile(b as object);
+  ajvCompile.push(performance.now() - t);
+}
+rows.push({ name: 'median compile of a never-seen schema', ours: median(oursCompile), ajv: median(ajvCompile), unit: 'ms' });
+
+const fmt = (n: number) => (n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toPrecision(3));
+console.log(`node ${process.version}, ${ROUNDS} rounds x ${ROUND_MS} ms, median\n`);
+const head = ['measurement', 'ours', 'baseline (ajv / JSON.parse)', 'ours/baseline'];
+const body = rows.map((r) => [r.name, `${fmt(r.ours)} ${r.unit}`, `${fmt(r.ajv)} ${r.unit}`, (r.ours / r.ajv).toFixed(2)]);
+const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+console.log(line(head));
+console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+for (const b of body) console.log(line(b));
+console.log('\nFor ms rows lower is better (ratio < 1 = ours faster); for ops/s and MB/s higher is better.');
