@@ -116,6 +116,24 @@ function parseRecordArgs(args: unknown): string {
   return agentId;
 }
 
+type Work = () => Promise<{ signed: SignedResult; summary: string }>;
+
+/** Validate the arguments now (throws ApiError); the returned work runs only once admitted. */
+function prepare(ctx: McpServerContext, tool: ToolName, args: unknown, requestId: string | number): Work {
+  if (tool === 'verify_schema') {
+    const parsed = applyDuplicateKeys(ctx.service.parseRequestValue(args ?? {}), ctx.duplicateKeys?.(requestId) ?? []);
+    return async () => {
+      const signed = await ctx.service.verify(parsed);
+      return { signed, summary: receiptSummary(signed.response) };
+    };
+  }
+  const agentId = parseRecordArgs(args ?? {});
+  return async () => {
+    const signed = await ctx.service.score(agentId);
+    return { signed, summary: scoreSummary(signed.response) };
+  };
+}
+
 /** Validate → admit → run → complete (or release on failure). */
 async function runTool(
   ctx: McpServerContext,
@@ -126,27 +144,11 @@ async function runTool(
 ): Promise<CallToolResult> {
   try {
     // Invalid requests are refused before anything is admitted (nothing spent, no payment asked).
-    const work =
-      tool === 'verify_schema'
-        ? (() => {
-            const parsed = applyDuplicateKeys(ctx.service.parseRequestValue(args ?? {}), ctx.duplicateKeys?.(requestId) ?? []);
-            return async () => {
-              const signed = await ctx.service.verify(parsed);
-              return { signed, summary: receiptSummary(signed.response) };
-            };
-          })()
-        : (() => {
-            const agentId = parseRecordArgs(args ?? {});
-            return async () => {
-              const signed = await ctx.service.score(agentId);
-              return { signed, summary: scoreSummary(signed.response) };
-            };
-          })();
-
+    const work = prepare(ctx, tool, args, requestId);
     const admission = await ctx.admit(ctx.callContext(tool, meta));
     if (!admission.admitted) return errorResult(admission.structuredContent, admission.meta);
 
-    let outcome: Awaited<ReturnType<typeof work>>;
+    let outcome: Awaited<ReturnType<Work>>;
     try {
       outcome = await work();
     } catch (err) {
@@ -189,7 +191,7 @@ export function createMcpServer(ctx: McpServerContext): Server {
     if (!isToolName(name) || !tools.some((t) => t.name === name)) {
       return errorResult(
         new ApiError('not_found', {
-          message: `Unknown tool '${name}'. Tools: ${tools.map((t) => t.name).join(', ')}.`,
+          message: `No such tool. Tools: ${tools.map((t) => t.name).join(', ')}.`,
           fields: [{ field: 'name', problem: 'no such tool', fix: `use one of: ${tools.map((t) => t.name).join(', ')}` }],
         }).toBody(),
       );
