@@ -8,7 +8,7 @@
  * instead of canonicalizing them twice. This is exact JCS because the eight
  * request keys are written in UTF-16 code-unit order.
  */
-import { createHash } from 'node:crypto';
+import * as nodeCrypto from 'node:crypto';
 import type { Bound, Json, ParsedRequest, Rule, VerificationRequest } from '../core/types.js';
 import { canonicalize } from './jcs.js';
 
@@ -19,9 +19,12 @@ export interface ReceiptHashes {
   request_hash: string;
 }
 
+// crypto.hash (Node ≥ 20.12) skips the Hash object: several times cheaper for the small inputs hashed per receipt.
+const oneShot = (nodeCrypto as { hash?: typeof nodeCrypto.hash }).hash;
+
 /** SHA-256 of the UTF-8 bytes of `text`, lowercase hex. */
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  return oneShot ? oneShot('sha256', text, 'hex') : nodeCrypto.createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
 /** A rule with exactly the SPEC §5.1 keys, defaults filled in. */

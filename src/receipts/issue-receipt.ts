@@ -40,11 +40,16 @@ export function createReceiptIssuer(options: ReceiptIssuerOptions): ReceiptIssue
       const hashes = computeHashes(parsed);
       const verdict = verifier.verify(parsed, { schemaKey: hashes.schema_hash });
       const verifiedAt = rfc3339Seconds(clock());
-      const unsigned = buildResponse(
-        verdict,
-        { verification_id: newId(), ...hashes, verified_at: verifiedAt, verifier_version: verifierVersion },
-        parsed.request.detail,
-      );
+      const meta = {
+        verification_id: newId(),
+        output_hash: hashes.output_hash,
+        schema_hash: hashes.schema_hash,
+        rules_hash: hashes.rules_hash,
+        request_hash: hashes.request_hash,
+        verified_at: verifiedAt,
+        verifier_version: verifierVersion,
+      };
+      const unsigned = buildResponse(verdict, meta, parsed.request.detail);
       const response = attestor.attach(unsigned, { context: 'verify', timestamp: verifiedAt });
       return { response, text: JSON.stringify(response), overallRatio: verdict.overall.ratio };
     },

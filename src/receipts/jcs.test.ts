@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { canonicalize, JcsError, serializeNumber } from './jcs.js';
+import fc from 'fast-check';
+import { canonicalize, canonicalizeReference, JcsError, serializeNumber } from './jcs.js';
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const jcsDir = path.resolve(projectRoot, '..', 'shared', 'conformance', 'jcs');
@@ -184,5 +185,46 @@ describe('JCS wrapper rejects values without an I-JSON form', () => {
   it('serializeNumber rejects non-finite numbers', () => {
     expect(() => serializeNumber(NaN)).toThrow(JcsError);
     expect(() => serializeNumber(-Infinity)).toThrow(JcsError);
+  });
+});
+
+describe('byte-identical to the canonicalize package (differential)', () => {
+  it('random JSON values, full Unicode strings and keys, doubles', () => {
+    const value = fc.jsonValue({ maxDepth: 6, stringUnit: 'binary' });
+    fc.assert(
+      fc.property(value, (v) => {
+        expect(canonicalize(v)).toBe(canonicalizeReference(v));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+  it('random doubles from raw bits', () => {
+    fc.assert(
+      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (d) => {
+        expect(serializeNumber(d)).toBe(canonicalizeReference(d));
+        expect(canonicalize([d])).toBe(canonicalizeReference([d]));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+  it('strings with any UTF-16 code units: same output, or both reject a lone surrogate', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)), maxLength: 12 }), (s) => {
+        let reference: string | undefined;
+        try {
+          reference = canonicalizeReference({ [s]: s });
+        } catch {
+          reference = undefined;
+        }
+        if (reference === undefined) expect(() => canonicalize({ [s]: s })).toThrow(JcsError);
+        else expect(canonicalize({ [s]: s })).toBe(reference);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+  it('cyclic values throw JcsError instead of overflowing the stack', () => {
+    const a: Record<string, unknown> = {};
+    a.self = a;
+    expect(() => canonicalize(a)).toThrow(JcsError);
   });
 });

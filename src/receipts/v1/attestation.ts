@@ -81,10 +81,38 @@ export interface Attestor {
   attach<T extends Record<string, unknown>>(response: T, options: AttachOptions): SignedResponse<T>;
 }
 
+/**
+ * JCS of `response` given the canonical text of its `verify` member, which is
+ * the same for every response signed with one key: only the other top-level
+ * members are canonicalized.
+ */
+function canonicalWithVerify(response: Record<string, unknown>, verifyCanonical: string): string {
+  const keys = Object.keys(response);
+  keys.sort();
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    if (i > 0) out += ',';
+    out += canonicalize(key);
+    out += ':';
+    out += key === 'verify' ? verifyCanonical : canonicalize(response[key]);
+  }
+  return `${out}}`;
+}
+
 export function createAttestor(options: AttestorOptions): Attestor {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const publicKeyUrl = `${baseUrl}/.well-known/agent-card.json`;
   const mcpUrl = `${baseUrl}/mcp`;
+  let cached: { keyVersion: string; canonical: string } | undefined;
+  const verifyBlock = (keyVersion: string): VerifyBlock => ({
+    public_key_url: publicKeyUrl,
+    key_version: keyVersion,
+    canonicalization: CANONICALIZATION,
+    hash_algorithm: HASH_ALGORITHM,
+    service: options.serviceName,
+    mcp: mcpUrl,
+  });
   return {
     attach(response, { context, timestamp }) {
       if (!(context in ATTESTATION_CONTEXTS)) throw new Error(`unknown attestation context '${String(context)}'`);
@@ -93,23 +121,26 @@ export function createAttestor(options: AttestorOptions): Attestor {
         throw new Error('verified_at must equal the attestation timestamp');
       }
       const signer = options.keyRing.signer();
-      const unsigned: Record<string, unknown> = { ...response };
-      // Re-signing replaces the blocks, and they always come last.
-      delete unsigned.verify;
-      delete unsigned.attestation;
-      unsigned.verify = {
-        public_key_url: publicKeyUrl,
-        key_version: signer.keyVersion,
-        canonicalization: CANONICALIZATION,
-        hash_algorithm: HASH_ALGORITHM,
-        service: options.serviceName,
-        mcp: mcpUrl,
-      } satisfies VerifyBlock;
-      const input = signingInput(unsigned, context, signer.keyVersion, timestamp);
+      const keyVersion = signer.keyVersion;
+      const block = verifyBlock(keyVersion);
+      if (cached?.keyVersion !== keyVersion) cached = { keyVersion, canonical: canonicalize(block) };
+      // Copied member by member (not spread + delete, which would leave a slow dictionary-mode
+      // object): re-signing replaces the blocks, and they always come last.
+      const unsigned: Record<string, unknown> = {};
+      for (const key of Object.keys(response)) {
+        if (key !== 'verify' && key !== 'attestation') unsigned[key] = response[key];
+      }
+      unsigned.verify = block;
+      const input =
+        `{"algorithm":"${SIGNATURE_ALGORITHM}"` +
+        `,"attested_at":${canonicalize(timestamp)}` +
+        `,"context":${canonicalize(ATTESTATION_CONTEXTS[context])}` +
+        `,"key_version":${canonicalize(keyVersion)}` +
+        `,"response":${canonicalWithVerify(unsigned, cached.canonical)}}`;
       const signature = signer.sign(Buffer.from(input, 'utf8')).toString('base64');
       unsigned.attestation = {
         algorithm: SIGNATURE_ALGORITHM,
-        key_version: signer.keyVersion,
+        key_version: keyVersion,
         timestamp,
         signature,
       } satisfies AttestationBlock;
