@@ -117,6 +117,10 @@ describe('parseVerificationRequest: 422 cases', () => {
     expect(e.fields).toEqual([{ field: 'extra', problem: 'is not a known request field', fix: expect.stringContaining('task_id') }]);
   });
 
+  it('rejects a top-level __proto__ as an unknown field', () => {
+    expect(fieldsOf(rejected(`{"task_id":"t","expected_schema":{},"submitted_output":1,"__proto__":{"enforce_rules":"${SECRET}"}}`))).toEqual(['__proto__']);
+  });
+
   it('rejects missing and mistyped fields, collecting every problem', () => {
     const e = rejected(JSON.stringify({ task_id: 5, agent_id: 7, strict_content_check: 'yes', enforce_rules: SECRET, detail: SECRET, bounds: [SECRET], rules: { x: SECRET } }));
     expect(fieldsOf(e).sort()).toEqual(

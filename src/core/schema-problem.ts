@@ -46,7 +46,7 @@ export function schemaCompileProblem(e: SchemaCompileError): FieldProblem {
       return {
         field: schemaPointerField(p.path),
         problem: `is not a usable regular expression (${p.reason})`,
-        fix: 'Write an ECMA-262 regular expression without backreferences or lookaround.',
+        fix: 'Write a valid ECMA-262 regular expression (escape literal brackets, parentheses and backslashes).',
       };
     default:
       return {

@@ -161,6 +161,20 @@ describe('strict content checks', () => {
   });
 });
 
+describe('prototype-named keys', () => {
+  it('checks __proto__ in the output as an ordinary key without pollution', () => {
+    const v = verify(
+      '{"task_id":"t","expected_schema":{"type":"object","properties":{"__proto__":{"type":"object","properties":{"x":{"type":"integer"}}}}},' +
+        '"submitted_output":{"__proto__":{"x":1},"constructor":{"prototype":1}},' +
+        '"rules":[{"type":"gte","field":"__proto__.x","value":2},{"type":"unique","field":"constructor.prototype"}],"enforce_rules":true}',
+    );
+    expect(v.schema_compliance).toEqual({ ratio: 1, passed: 3, total: 3 });
+    expect(v.blocking_checks).toEqual(['consistency:gte']);
+    expect(v.errors_detail[0]).toMatchObject({ path: '$.__proto__.x', found: 'value 1' });
+    expect(({} as { x?: unknown }).x).toBeUndefined();
+  });
+});
+
 describe('caps', () => {
   it('caps every list and counts what was cut', () => {
     const items = Array.from({ length: 150 }, () => ({ qty: 0 }));
@@ -200,6 +214,16 @@ describe('schema problems', () => {
     expect(f.field).toBe('expected_schema');
     expect(f.problem).toBe("references 'https://example.com/other.json' which is not in the request");
     expect(f.fix).toContain('$defs');
+  });
+
+  it('names the schema location of other compile problems', () => {
+    let err: unknown;
+    try {
+      verify({ task_id: 't', expected_schema: { properties: { 'a/b': { pattern: '(' } } }, submitted_output: 1 });
+    } catch (e) {
+      err = e;
+    }
+    expect((err as ApiError).fields[0].field).toBe("expected_schema.properties['a/b'].pattern");
   });
 
   it('uses a compiled-schema cache with the given key', () => {
