@@ -75,7 +75,7 @@ const text = (r: unknown, i: number) => ((r as CallToolResult).content as Array<
 
 beforeAll(async () => {
   tmp = tempDir('aov-mcp-e2e-');
-  running = await startApp(tmp.dir, { FREE_ALLOWANCE_PER_DAY: '6' });
+  running = await startApp(tmp.dir, { FREE_ALLOWANCE_PER_DAY: '7' });
   agentCard = await (await fetch(`${running.base}/.well-known/agent-card.json`)).json();
 });
 
@@ -85,9 +85,9 @@ afterAll(async () => {
 });
 
 describe('MCP against the real app', () => {
-  // Allowance N = 6 for this file's single client (127.0.0.1), spent in this order:
-  // REST 1 + MCP 2 (the §8 comparison), MCP 3 (score), REST 4 + MCP 5 (duplicate keys),
-  // REST 6, then MCP 7 is refused.
+  // Allowance N = 7 for this file's single client (127.0.0.1), spent in this order:
+  // REST 1 + MCP 2 (the §8 comparison), MCP 3 (compact), MCP 4 (score), REST 5 + MCP 6
+  // (duplicate keys), REST 7, then MCP 8 is refused.
   it('verify_schema returns the same verdict, counts and hashes as REST, signed with the published key', async () => {
     const rest = await postJson(running.base, '/verify/schema', JSON.stringify(INVOICE));
     expect(rest.status).toBe(200);
@@ -113,6 +113,14 @@ describe('MCP against the real app', () => {
     expect(text(result, 0)).toContain('result: fail');
     expect(text(result, 0)).toContain('blocking checks: consistency:sum_equals');
     expect(text(result, 0)).toContain('schema 22/22 (1)');
+
+    // The compact form also satisfies the declared outputSchema (the client validates it).
+    const compact = await client.callTool({ name: 'verify_schema', arguments: { ...INVOICE, detail: 'compact' } });
+    expect(compact.isError).toBeFalsy();
+    expect(sc(compact).request_hash).toBeUndefined();
+    expect(sc(compact).output_hash).toBe(restBody.output_hash);
+    expect(text(compact, 0)).toMatch(/^result: fail; blocking checks: consistency:sum_equals; verification_id: /);
+    expect(verifyReceipt(sc(compact), { agentCard })).toMatchObject({ valid: true });
     await client.close();
   });
 
@@ -171,7 +179,7 @@ describe('MCP against the real app', () => {
   });
 
   it('shares the free allowance with REST: the call after the limit is refused with free_allowance_exhausted', async () => {
-    // Used so far: 5 of 6.
+    // Used so far: 6 of 7.
     const rest = await postJson(running.base, '/verify/schema', JSON.stringify(INVOICE));
     expect(rest.status).toBe(200);
     expect(rest.headers.get('free-allowance-remaining')).toBe('0');
