@@ -303,7 +303,7 @@ class Parser {
         else while (/[0-9]/.test(this.peek())) this.i++;
         return { t: 'backref' };
       }
-      return { t: 'set', ranges: this.escape(false) };
+      return { t: 'set', ranges: this.escape() };
     }
     const cp = this.s.codePointAt(this.i)!;
     this.i += cp > 0xffff ? 2 : 1;
@@ -311,7 +311,7 @@ class Parser {
   }
 
   /** Parses `\…` at the cursor; returns its set. */
-  private escape(inClass: boolean): Ranges {
+  private escape(): Ranges {
     this.i++; // '\'
     const c = this.peek();
     this.i++;
@@ -367,7 +367,6 @@ class Parser {
         return single(v);
       }
       default: {
-        void inClass;
         // Identity escape of a syntax character, '/', or '-' in a class.
         const cp = this.s.codePointAt(this.i - 1)!;
         if (cp > 0xffff) this.i++;
@@ -398,7 +397,7 @@ class Parser {
   }
 
   private classAtom(): Ranges {
-    if (this.peek() === '\\') return this.escape(true);
+    if (this.peek() === '\\') return this.escape();
     const cp = this.s.codePointAt(this.i)!;
     this.i += cp > 0xffff ? 2 : 1;
     return single(cp);
