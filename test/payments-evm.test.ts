@@ -1,0 +1,169 @@
+/**
+ * @module x402 on a real EVM, offline: Hardhat in-process (chain id 8453) with an
+ * EIP-3009 USDC-like token at the Base USDC address; the built-in facilitator
+ * (official x402Facilitator + `exact` EVM scheme) serves /verify, /settle and
+ * /supported over HTTP and settles on that chain; the app talks to it as to any
+ * hosted facilitator; the buyer pays with @x402/fetch and a local viem account.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { wrapFetchWithPayment } from '@x402/fetch';
+import { x402Client } from '@x402/core/client';
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import type { PaymentRequired } from '@x402/core/types';
+import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import type { Hex } from 'viem';
+import { createApp, type App } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { verifyReceipt } from '../src/receipts/index.js';
+import { createFacilitatorServer, createLocalFacilitator } from '../src/payments/local-facilitator.js';
+import { startHardhatBase, type HardhatBase } from './evm/chain.js';
+import { freePort, projectRoot, tempDir } from './http-helpers.js';
+import { offlineSolanaSigner, PAY_TO_EVM, PAY_TO_SOLANA, SOLANA_FEE_PAYER } from './payments-helpers.js';
+
+const INVOICE = JSON.parse(readFileSync(path.join(projectRoot, 'test', 'fixtures', 'invoice-pass.request.json'), 'utf8')) as Record<string, unknown>;
+const json = { 'content-type': 'application/json' };
+const body = (taskId: string, extra: Record<string, unknown> = {}) => JSON.stringify({ ...INVOICE, task_id: taskId, agent_id: 'evm-agent', ...extra });
+
+let hh: HardhatBase;
+let facilitator: FastifyInstance;
+let app: App;
+let base: string;
+let tmp: ReturnType<typeof tempDir>;
+const buyer = privateKeyToAccount(generatePrivateKey());
+const buyerClient = new x402Client().register('eip155:8453', new ExactEvmClientScheme(buyer));
+const paidFetch = wrapFetchWithPayment(fetch, buyerClient);
+
+beforeAll(async () => {
+  hh = await startHardhatBase();
+  await hh.mint(buyer.address, 1_000_000n);
+  const local = createLocalFacilitator({
+    evmSigner: hh.facilitatorSigner,
+    evmNetworks: ['eip155:8453'],
+    svmSigner: offlineSolanaSigner(),
+    svmNetworks: ['solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'],
+  });
+  facilitator = await createFacilitatorServer(local);
+  const facilitatorUrl = await facilitator.listen({ host: '127.0.0.1', port: 0 });
+  tmp = tempDir('aov-pay-evm-');
+  const port = await freePort();
+  const config = loadConfig({
+    DATA_DIR: tmp.dir,
+    PORT: String(port),
+    LOG_LEVEL: 'silent',
+    FREE_ALLOWANCE_PER_DAY: '0',
+    X402_ENABLED: 'true',
+    X402_FACILITATOR_URL: facilitatorUrl,
+    X402_PAY_TO_EVM: PAY_TO_EVM,
+    X402_PAY_TO_SOLANA: PAY_TO_SOLANA,
+  });
+  app = await createApp(config, { logger: false });
+  await app.app.listen({ host: '127.0.0.1', port });
+  base = `http://127.0.0.1:${port}`;
+}, 120_000);
+
+afterAll(async () => {
+  await app?.close();
+  await facilitator?.close();
+  tmp?.cleanup();
+});
+
+async function paymentRequired(): Promise<PaymentRequired> {
+  const r = await fetch(`${base}/verify/schema`, { method: 'POST' });
+  return decodePaymentRequiredHeader(r.headers.get('payment-required')!);
+}
+
+describe('x402 on a Hardhat chain (id 8453)', () => {
+  it('402 lists Base USDC (with the domain the token uses) and Solana with the facilitator fee payer', async () => {
+    const r = await fetch(`${base}/verify/schema`, { method: 'POST', headers: json, body: body('unpaid') });
+    expect(r.status).toBe(402);
+    const pr = decodePaymentRequiredHeader(r.headers.get('payment-required')!);
+    expect(pr.x402Version).toBe(2);
+    expect(pr.accepts.map((a) => [a.network, a.amount])).toEqual([
+      ['eip155:8453', '20000'],
+      ['solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp', '20000'],
+    ]);
+    expect(pr.accepts[0].extra).toMatchObject({ name: 'USD Coin', version: '2' });
+    expect(pr.accepts[1].extra.feePayer).toBe(SOLANA_FEE_PAYER);
+    expect(((await r.json()) as { code: string }).code).toBe('free_trial_exhausted');
+  });
+
+  it('paying with @x402/fetch settles on chain: exactly 20000 moves, the nonce is spent, the receipt verifies', async () => {
+    const buyerBefore = await hh.balanceOf(buyer.address);
+    const payToBefore = await hh.balanceOf(PAY_TO_EVM);
+    const r = await paidFetch(`${base}/verify/schema`, { method: 'POST', headers: json, body: body('evm-paid') });
+    expect(r.status).toBe(200);
+    const text = await r.text();
+    const card = await (await fetch(`${base}/.well-known/agent-card.json`)).json();
+    expect(verifyReceipt(text, { agentCard: card }).valid).toBe(true);
+    const settlement = decodePaymentResponseHeader(r.headers.get('payment-response')!);
+    expect(settlement).toMatchObject({ success: true, network: 'eip155:8453', payer: buyer.address });
+    const receipt = await hh.publicClient.getTransactionReceipt({ hash: settlement.transaction as Hex });
+    expect(receipt.status).toBe('success');
+    expect(await hh.balanceOf(buyer.address)).toBe(buyerBefore - 20000n);
+    expect(await hh.balanceOf(PAY_TO_EVM)).toBe(payToBefore + 20000n);
+    const { verification_id } = JSON.parse(text) as { verification_id: string };
+    const [event] = await app.store.paymentEvents({ verificationId: verification_id });
+    expect(event).toMatchObject({ kind: 'settled', detail: settlement.transaction });
+    expect(await hh.authorizationState(buyer.address, event.key.nonce as Hex)).toBe(true);
+  });
+
+  it('the same PAYMENT-SIGNATURE sent 50 times concurrently: one 200, one transfer, the work ran once', async () => {
+    const before = await hh.balanceOf(buyer.address);
+    const header = encodePaymentSignatureHeader(await buyerClient.createPaymentPayload(await paymentRequired()));
+    const agent = `evm-replay-${Date.now()}`;
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        fetch(`${base}/verify/schema`, { method: 'POST', headers: { ...json, 'PAYMENT-SIGNATURE': header }, body: body('replay', { agent_id: agent }) }),
+      ),
+    );
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(49);
+    expect(await hh.balanceOf(buyer.address)).toBe(before - 20000n);
+    const rep = (await (await fetch(`${base}/reputation/${agent}`)).json()) as { verifications: number };
+    expect(rep.verifications).toBe(1);
+  });
+
+  it('an invalid request with a payment attached: 422, nothing settled, balance and nonce untouched', async () => {
+    const before = await hh.balanceOf(buyer.address);
+    const payload = await buyerClient.createPaymentPayload(await paymentRequired());
+    const nonce = (payload.payload as { authorization: { nonce: Hex } }).authorization.nonce;
+    const r = await fetch(`${base}/verify/schema`, {
+      method: 'POST',
+      headers: { ...json, 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(payload) },
+      body: JSON.stringify({ task_id: 'x', expected_schema: {}, submitted_output: 1, extra: true }),
+    });
+    expect(r.status).toBe(422);
+    expect(r.headers.get('payment-response')).toBeNull();
+    expect(await hh.balanceOf(buyer.address)).toBe(before);
+    expect(await hh.authorizationState(buyer.address, nonce)).toBe(false);
+  });
+
+  it('MCP: a paid verify_schema settles on chain and returns _meta["x402/payment-response"]', async () => {
+    const client = new Client({ name: 'evm-buyer', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
+    try {
+      const args = { ...INVOICE, task_id: 'evm-mcp', agent_id: 'evm-agent' };
+      const unpaid = (await client.callTool({ name: 'verify_schema', arguments: args })) as CallToolResult;
+      expect(unpaid.isError).toBe(true);
+      const payload = await buyerClient.createPaymentPayload(unpaid.structuredContent as unknown as PaymentRequired);
+      const before = await hh.balanceOf(buyer.address);
+      const paid = (await client.callTool({ name: 'verify_schema', arguments: args, _meta: { 'x402/payment': payload } })) as CallToolResult;
+      expect(paid.isError).toBeFalsy();
+      expect((paid.structuredContent as { result: string }).result).toBe('pass');
+      const settlement = paid._meta?.['x402/payment-response'] as { success: boolean; transaction: Hex };
+      expect(settlement.success).toBe(true);
+      expect((await hh.publicClient.getTransactionReceipt({ hash: settlement.transaction })).status).toBe('success');
+      expect(await hh.balanceOf(buyer.address)).toBe(before - 20000n);
+    } finally {
+      await client.close();
+    }
+  });
+});
