@@ -4,6 +4,8 @@
  * domain matches Base USDC. Nothing is compiled by Hardhat (the token is built
  * with solc-js in-process), so no compiler is ever downloaded.
  */
+/* global require, module, __dirname */
+/* eslint-disable @typescript-eslint/no-require-imports -- Hardhat 2 loads its config as CommonJS */
 const os = require('node:os');
 const path = require('node:path');
 
