@@ -319,7 +319,6 @@ export class Compiler {
   }
 
   private keywordContext(schema: JsonObject, keyword: string, value: Json, info: NodeInfo): KeywordContext {
-    const self = this;
     const schemaPath = `${info.path}/${escapePointerSegment(keyword)}`;
     const pathOf = (segments: ReadonlyArray<string | number>, sibling?: string): string => {
       let p = sibling === undefined ? schemaPath : `${info.path}/${escapePointerSegment(sibling)}`;
@@ -335,21 +334,21 @@ export class Compiler {
       state: this.state,
       resource: info.resource.record,
       pathOf,
-      sub(v: Json, segments: ReadonlyArray<string | number>, sibling?: string): Validate {
+      sub: (v: Json, segments: ReadonlyArray<string | number>, sibling?: string): Validate => {
         const childInfo: NodeInfo = { ...info, path: pathOf(segments, sibling) };
-        const h = self.compileAt(v, childInfo);
+        const h = this.compileAt(v, childInfo);
         if (h.fn !== NOT_COMPILED) return h.fn;
         return (data, ctx, ev) => h.fn(data, ctx, ev);
       },
-      resolve(ref: string): RefTarget {
-        const t = self.resolveRef(ref, info);
-        const holder = self.compileAt(t.node, t.info);
-        self.refTargets.push({ node: t.node, holder });
-        self.pendingDynamic.push(t.info.resource);
+      resolve: (ref: string): RefTarget => {
+        const t = this.resolveRef(ref, info);
+        const holder = this.compileAt(t.node, t.info);
+        this.refTargets.push({ node: t.node, holder });
+        this.pendingDynamic.push(t.info.resource);
         return { holder, resource: t.info.resource.record, node: t.node };
       },
-      invalid(reason: string): never {
-        return self.invalid(schemaPath, reason);
+      invalid: (reason: string): never => {
+        return this.invalid(schemaPath, reason);
       },
     };
   }

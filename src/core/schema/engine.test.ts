@@ -85,7 +85,7 @@ describe('SPEC §2.1 counting', () => {
   });
 
   it('counts transparent applicators only through what they apply ($ref, allOf, items, prefixItems)', () => {
-    const s = { $defs: { s: { type: 'string' } }, allOf: [{ $ref: '#/$defs/s' }, { minLength: 1 }] };
+    const s: Json = { $defs: { s: { type: 'string' } }, allOf: [{ $ref: '#/$defs/s' }, { minLength: 1 }] };
     expect(counts(s, 'x')).toEqual([2, 2, true]);
     expect(counts({ prefixItems: [{ type: 'string' }], items: { type: 'number' } }, ['a', 1, 2])).toEqual([3, 3, true]);
   });
@@ -110,7 +110,7 @@ describe('SPEC §2.1 counting', () => {
   });
 
   it('counts anyOf/oneOf/not as one check each with nothing inside counted', () => {
-    const anyOf = { anyOf: [{ type: 'string', minLength: 2 }, { type: 'number', minimum: 0 }] };
+    const anyOf: Json = { anyOf: [{ type: 'string', minLength: 2 }, { type: 'number', minimum: 0 }] };
     expect(counts(anyOf, 5)).toEqual([1, 1, true]);
     const r = evaluate(anyOf, true);
     expect([r.passed, r.total, r.valid]).toEqual([0, 1, false]);
