@@ -33,7 +33,7 @@ describe('parsePaymentConfig', () => {
   it('turns on with a facilitator and payTo per network', () => {
     const c = parsePaymentConfig(ON);
     expect(c.enabled).toBe(true);
-    expect(c.facilitator).toEqual({ mode: 'remote', url: 'https://facilitator.example/x402', timeoutMs: 30000 });
+    expect(c.facilitator).toEqual({ mode: 'remote', url: 'https://facilitator.example/x402', timeoutMs: 30000, authorization: null });
     expect(c.networks).toEqual([
       { network: 'eip155:8453', family: 'evm', payTo: EVM, asset: BASE_USDC },
       { network: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp', family: 'svm', payTo: SOL, asset: SOLANA_USDC },
@@ -48,6 +48,11 @@ describe('parsePaymentConfig', () => {
     expect(c.prices).toEqual({ verify: '$0.05', score: '$1' });
     expect(c.maxTimeoutSeconds).toBe(120);
     expect(c.freeMaxBodyBytes).toBe(1000);
+  });
+
+  it('passes an Authorization value to a hosted facilitator', () => {
+    const c = parsePaymentConfig({ ...ON, X402_FACILITATOR_AUTHORIZATION: 'Bearer abc' });
+    expect(c.facilitator).toMatchObject({ mode: 'remote', authorization: 'Bearer abc' });
   });
 
   it('supports the built-in facilitator on an EVM RPC', () => {
@@ -130,7 +135,7 @@ describe('transport helpers', () => {
     expect(JSON.parse(r.content[0].text)).toEqual(PR);
     expect(r._meta).toMatchObject({ code: 'free_trial_exhausted', free_trial: { available: false } });
     const s = { success: true, transaction: '0x1', network: 'eip155:8453' as const };
-    expect(withMcpPaymentResponse({ content: [] as unknown[] }, s)._meta).toEqual({ [MCP_PAYMENT_RESPONSE_META]: s });
+    expect(withMcpPaymentResponse({ content: [] } as { content: unknown[]; _meta?: Record<string, unknown> }, s)._meta).toEqual({ [MCP_PAYMENT_RESPONSE_META]: s });
   });
 
   it('shape-checks untrusted payloads', () => {

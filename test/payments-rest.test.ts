@@ -33,7 +33,7 @@ interface Running {
   close(): Promise<void>;
 }
 
-async function start(dataDir: string, env: Record<string, string>, payments?: Parameters<typeof createApp>[1]['payments']): Promise<Running> {
+async function start(dataDir: string, env: Record<string, string>, payments?: NonNullable<Parameters<typeof createApp>[1]>['payments']): Promise<Running> {
   const port = await freePort();
   const config = loadConfig({ DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'silent', ...env });
   const handle = await createApp(config, { logger: false, payments });

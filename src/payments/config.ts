@@ -27,7 +27,13 @@ export interface PaymentNetworkConfig {
 }
 
 export type FacilitatorConfig =
-  | { mode: 'remote'; url: string; timeoutMs: number }
+  | {
+      mode: 'remote';
+      url: string;
+      timeoutMs: number;
+      /** Value of the Authorization header sent to the facilitator (hosted facilitators with API keys). */
+      authorization: string | null;
+    }
   | {
       mode: 'local';
       /** JSON-RPC endpoint of the EVM chain the built-in facilitator settles on. */
@@ -141,7 +147,9 @@ function parseFacilitator(env: Record<string, string | undefined>): FacilitatorC
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw bad('X402_FACILITATOR_URL', `must be an http(s) URL or 'local', got '${raw}'`);
   if (url.search || url.hash) throw bad('X402_FACILITATOR_URL', 'must not carry a query or fragment');
   const timeoutMs = parseInteger('X402_FACILITATOR_TIMEOUT_MS', env.X402_FACILITATOR_TIMEOUT_MS, 30_000, 100, 600_000);
-  return { mode: 'remote', url: raw.replace(/\/+$/, ''), timeoutMs };
+  const authorization = (env.X402_FACILITATOR_AUTHORIZATION ?? '').trim();
+  if (/[\r\n]/.test(authorization)) throw bad('X402_FACILITATOR_AUTHORIZATION', 'must be a single header value');
+  return { mode: 'remote', url: raw.replace(/\/+$/, ''), timeoutMs, authorization: authorization || null };
 }
 
 /** Parse payment settings from an env-like map. Throws an Error naming the bad variable. */

@@ -46,7 +46,14 @@ export function createPayments(options: PaymentsOptions): Payments | null {
   let facilitator = options.facilitator;
   if (!facilitator) {
     if (config.facilitator.mode === 'remote') {
-      facilitator = new HTTPFacilitatorClient({ url: config.facilitator.url, timeoutMs: config.facilitator.timeoutMs });
+      const auth = config.facilitator.authorization;
+      facilitator = new HTTPFacilitatorClient({
+        url: config.facilitator.url,
+        timeoutMs: config.facilitator.timeoutMs,
+        ...(auth
+          ? { createAuthHeaders: async () => ({ verify: { Authorization: auth }, settle: { Authorization: auth }, supported: { Authorization: auth } }) }
+          : {}),
+      });
     } else {
       const f = config.facilitator;
       const evmSigner =
