@@ -332,6 +332,11 @@ describe('HTTP surface', () => {
     const rpc = (await res.json()) as { result: CallToolResult };
     expect(rpc.result.isError).toBeFalsy();
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    // As a top-level argument it is an unknown field, as over REST, not silently dropped.
+    const top = body.replace('"arguments":{', '"arguments":{"__proto__":{"x":1},');
+    const res2 = await fetch(`${base}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-protocol-version': '2025-06-18' }, body: top });
+    const rpc2 = (await res2.json()) as { result: CallToolResult };
+    expect(rpc2.result.structuredContent).toMatchObject({ code: 'invalid_request', fields: [{ field: '__proto__' }] });
   });
 });
 

@@ -25,6 +25,11 @@ describe('parseEnvelope', () => {
     expect(p.ok && [...p.findings.entries()]).toEqual([['x', [{ segments: [], key: 'k' }]]]);
   });
 
+  it('collects each call\'s arguments by id, leaving out ids used twice', () => {
+    const p = parseEnvelope(`[${call(1, '{"a":1}')},${call(2, '{"b":2}')},${call(2, '{"c":3}')}]`);
+    expect(p.ok && [...p.argumentValues.entries()]).toEqual([[1, { a: 1 }]]);
+  });
+
   it('keeps __proto__ an own key', () => {
     const p = parseEnvelope(call(1, '{"submitted_output":{"__proto__":{"x":1}}}'));
     expect(p.ok).toBe(true);

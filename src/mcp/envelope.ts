@@ -17,7 +17,35 @@ const ENVELOPE_MAX_DEPTH = 512;
 /** Duplicate keys found inside `params.arguments` of each tools/call, by JSON-RPC id; segments relative to the arguments. */
 export type ArgumentFindings = Map<string | number, DuplicateKeyFinding[]>;
 
-export type EnvelopeParse = { ok: true; value: unknown; findings: ArgumentFindings } | { ok: false };
+/**
+ * The `params.arguments` of each tools/call exactly as strictly parsed, by JSON-RPC id.
+ * The SDK re-parses arguments with a record schema that rebuilds the object and loses
+ * an own `__proto__` key; the tool handler reads these instead. Ids used twice are left out.
+ */
+export type ArgumentValues = Map<string | number, unknown>;
+
+export type EnvelopeParse =
+  | { ok: true; value: unknown; findings: ArgumentFindings; argumentValues: ArgumentValues }
+  | { ok: false };
+
+function collectArguments(value: unknown): ArgumentValues {
+  const out: ArgumentValues = new Map();
+  const seen = new Set<string | number>();
+  for (const message of Array.isArray(value) ? value : [value]) {
+    const id = requestId(message);
+    if (id === undefined) continue;
+    if (seen.has(id)) {
+      out.delete(id);
+      continue;
+    }
+    seen.add(id);
+    const params = (message as { params?: unknown }).params;
+    if (typeof params === 'object' && params !== null && Object.prototype.hasOwnProperty.call(params, 'arguments')) {
+      out.set(id, (params as { arguments: unknown }).arguments);
+    }
+  }
+  return out;
+}
 
 function requestId(message: unknown): string | number | undefined {
   if (typeof message !== 'object' || message === null) return undefined;
@@ -35,7 +63,8 @@ export function parseEnvelope(text: string): EnvelopeParse {
     // Lone surrogates, non-finite numbers, extreme depth: the service's value checks report
     // those as coded 422s with the field, which beats a JSON-RPC parse error.
     try {
-      return { ok: true, value: JSON.parse(text) as unknown, findings: new Map() };
+      const value = JSON.parse(text) as unknown;
+      return { ok: true, value, findings: new Map(), argumentValues: collectArguments(value) };
     } catch {
       return { ok: false };
     }
@@ -53,7 +82,7 @@ export function parseEnvelope(text: string): EnvelopeParse {
     list.push({ segments: s.slice(offset + 2), key: d.key });
     findings.set(id, list);
   }
-  return { ok: true, value: strict.value, findings };
+  return { ok: true, value: strict.value, findings, argumentValues: collectArguments(strict.value) };
 }
 
 /**

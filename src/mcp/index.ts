@@ -13,7 +13,7 @@ import { errorBody } from '../errors.js';
 import type { VerifierService } from '../service/types.js';
 import { createAllowanceAdmission, type AdmitToolCall } from './admission.js';
 import { checkHostAndOrigin, hostnameOfOrigin, normaliseAllowedHosts } from './host-guard.js';
-import { parseEnvelope, type ArgumentFindings } from './envelope.js';
+import { parseEnvelope, type ArgumentFindings, type ArgumentValues } from './envelope.js';
 import { createMcpServer } from './mcp-server.js';
 import { defaultServerVersion, mcpServerCard, type McpServerCardOptions } from './server-card.js';
 import { TOOL_DEFINITIONS, type McpToolDefinition } from './tool-definitions.js';
@@ -182,11 +182,13 @@ export async function registerMcpRoutes(app: FastifyInstance, options: McpRoutes
       const origin = headerValue(request.headers.origin);
       let parsedBody: unknown;
       let findings: ArgumentFindings = new Map();
+      let argumentValues: ArgumentValues = new Map();
       if (isJsonContentType(request.headers['content-type'])) {
         const envelope = parseEnvelope(typeof request.body === 'string' ? request.body : '');
         if (envelope.ok) {
           parsedBody = envelope.value;
           findings = envelope.findings;
+          argumentValues = envelope.argumentValues;
         } else {
           return reply
             .code(400)
@@ -206,6 +208,7 @@ export async function registerMcpRoutes(app: FastifyInstance, options: McpRoutes
         log: request.log,
         callContext: (tool, meta) => ({ tool, clientKey, meta, request }),
         duplicateKeys: (id) => findings.get(id) ?? [],
+        rawArguments: (id) => argumentValues.get(id),
       });
       // Stateless: no session ids; plain JSON responses (no SSE) since no tool streams progress.
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

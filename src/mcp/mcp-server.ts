@@ -28,6 +28,8 @@ export interface McpServerContext {
   tools?: readonly McpToolDefinition[];
   /** Duplicate keys the strict body parser found in the arguments of the call with this JSON-RPC id. */
   duplicateKeys?(requestId: string | number): readonly DuplicateKeyFinding[];
+  /** The call's arguments as strictly parsed from the body (undefined: use the SDK's copy). */
+  rawArguments?(requestId: string | number): unknown;
 }
 
 const INSTRUCTIONS =
@@ -187,7 +189,8 @@ export function createMcpServer(ctx: McpServerContext): Server {
   }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const { name, arguments: args, _meta } = request.params;
+    const { name, _meta } = request.params;
+    const args = ctx.rawArguments?.(extra.requestId) ?? request.params.arguments;
     if (!isToolName(name) || !tools.some((t) => t.name === name)) {
       return errorResult(
         new ApiError('not_found', {
