@@ -154,7 +154,9 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     payments = parsePaymentConfig(merged);
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
-    throw new ConfigError('payments', msg);
+    // The payment parser names the variable as `NAME: problem`; keep that name.
+    const named = /^([A-Z][A-Z0-9_]*): ([\s\S]*)$/.exec(msg);
+    throw named ? new ConfigError(named[1] as string, named[2] as string) : new ConfigError('payments', msg);
   }
 
   return {

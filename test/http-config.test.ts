@@ -1,0 +1,75 @@
+/**
+ * @module Configuration: defaults, flags over variables, and a clear error
+ * naming the bad variable or flag; `aov serve` exits 2 on a bad setting.
+ */
+import { describe, expect, it } from 'vitest';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { parseServeFlags, run } from '../src/cli/serve.js';
+
+function errorOf(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof ConfigError) return e;
+    throw e;
+  }
+  throw new Error('no error');
+}
+
+describe('config', () => {
+  it('has the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      host: '127.0.0.1',
+      port: 8080,
+      dataDir: path.resolve('./data'),
+      databaseUrl: '',
+      serviceName: 'agent-output-verifier',
+      publicBaseUrl: 'http://127.0.0.1:8080',
+      freeAllowancePerDay: 1000,
+      trustProxy: false,
+      bodyLimitBytes: 1048576,
+      maxJsonDepth: 64,
+      listCap: 100,
+      schemaCacheSize: 500,
+      logLevel: 'info',
+    });
+    expect(c.allowedHosts).toEqual(['localhost', '127.0.0.1', '::1']);
+    expect(c.payments.enabled).toBe(false);
+  });
+
+  it('flags win over variables; the public URL host joins the allowed hosts', () => {
+    const c = loadConfig(
+      { PORT: '9000', TRUST_PROXY: 'false', PUBLIC_BASE_URL: 'https://verifier.example.com/' },
+      parseServeFlags(['--port', '9100', '--trust-proxy', '--free-allowance=5', '--host', '0.0.0.0']),
+    );
+    expect(c.port).toBe(9100);
+    expect(c.trustProxy).toBe(true);
+    expect(c.freeAllowancePerDay).toBe(5);
+    expect(c.publicBaseUrl).toBe('https://verifier.example.com');
+    expect(c.allowedHosts).toContain('verifier.example.com');
+    expect(loadConfig({ HOST: '0.0.0.0', PORT: '81' }).publicBaseUrl).toBe('http://127.0.0.1:81');
+  });
+
+  it('names the bad variable or flag', () => {
+    expect(errorOf(() => loadConfig({ PORT: '70000' })).setting).toBe('PORT');
+    expect(errorOf(() => loadConfig({ PORT: 'abc' })).message).toContain("PORT: must be a whole number, got 'abc'");
+    expect(errorOf(() => loadConfig({}, { port: '-1' })).setting).toBe('--port');
+    expect(errorOf(() => loadConfig({ TRUST_PROXY: 'maybe' })).setting).toBe('TRUST_PROXY');
+    expect(errorOf(() => loadConfig({ DATABASE_URL: 'mysql://x' })).setting).toBe('DATABASE_URL');
+    expect(errorOf(() => loadConfig({ PUBLIC_BASE_URL: 'ftp://x' })).setting).toBe('PUBLIC_BASE_URL');
+    expect(errorOf(() => loadConfig({ LOG_LEVEL: 'loud' })).setting).toBe('LOG_LEVEL');
+    expect(errorOf(() => loadConfig({ BODY_LIMIT_BYTES: '10' })).setting).toBe('BODY_LIMIT_BYTES');
+    expect(errorOf(() => loadConfig({ X402_ENABLED: 'perhaps' })).setting).toBe('X402_ENABLED');
+    expect(errorOf(() => parseServeFlags(['--colour', 'red'])).setting).toBe('--colour');
+    expect(errorOf(() => parseServeFlags(['--port'])).setting).toBe('--port');
+  });
+
+  it('aov serve exits 2 with the message on a bad setting', async () => {
+    let err = '';
+    const code = await run(['--port', 'x'], { stdout: () => undefined, stderr: (t) => void (err += t), readFile: () => '' });
+    expect(code).toBe(2);
+    expect(err).toBe("aov serve: invalid configuration: --port: must be a whole number, got 'x'\n");
+  });
+});
