@@ -6,13 +6,14 @@ const at = (path: string, doc: Json) => selectPath(parsePath(path), doc).map((s)
 
 describe('parsePath', () => {
   it('parses keys, [] expansions, [n] and quoted bracket keys', () => {
-    expect(parsePath('total').segments).toEqual([{ kind: 'key', key: 'total' }]);
+    expect(parsePath('total').segments).toEqual([{ kind: 'key', key: 'total', inherited: false }]);
+    expect(parsePath('a.__proto__.toString').segments.map((s) => s.kind === 'key' && s.inherited)).toEqual([false, true, true]);
     expect(parsePath('a.b[].c[].d').segments.map((s) => s.kind)).toEqual(['key', 'key', 'each', 'key', 'each', 'key']);
-    expect(parsePath("['a.b'].c").segments).toEqual([{ kind: 'key', key: 'a.b' }, { kind: 'key', key: 'c' }]);
-    expect(parsePath("x['it\\'s'][]").segments).toEqual([{ kind: 'key', key: 'x' }, { kind: 'key', key: "it's" }, { kind: 'each' }]);
+    expect(parsePath("['a.b'].c").segments).toMatchObject([{ kind: 'key', key: 'a.b' }, { kind: 'key', key: 'c' }]);
+    expect(parsePath("x['it\\'s'][]").segments).toMatchObject([{ kind: 'key', key: 'x' }, { kind: 'key', key: "it's" }, { kind: 'each' }]);
     expect(parsePath('a[2].b').segments[1]).toEqual({ kind: 'index', index: 2 });
     expect(parsePath('[].id').segments[0]).toEqual({ kind: 'each' });
-    expect(parsePath('a.["b[c"]').segments[1]).toEqual({ kind: 'key', key: 'b[c' });
+    expect(parsePath('a.["b[c"]').segments[1]).toMatchObject({ kind: 'key', key: 'b[c' });
   });
 
   it('rejects invalid syntax with a reason that does not repeat the path', () => {

@@ -8,7 +8,7 @@ import type { Json } from './types.js';
 import { formatSegments } from './strict-json.js';
 
 export type PathSegment =
-  | { kind: 'key'; key: string }
+  | { kind: 'key'; key: string; inherited: boolean }
   | { kind: 'each' }
   | { kind: 'index'; index: number };
 
@@ -50,6 +50,11 @@ export class PathSyntaxError extends Error {
 }
 
 const NAME_CHAR = /[^.[\]'"\s]/;
+
+/** `inherited`: the name exists on Object.prototype, so reading it needs an own-property test. */
+function keySegment(key: string): PathSegment {
+  return { kind: 'key', key, inherited: key in Object.prototype };
+}
 
 const parsedPaths = new Map<string, FieldPath>();
 const PARSED_PATHS_MAX = 1024;
@@ -95,7 +100,7 @@ function parsePathUncached(source: string): FieldPath {
           j++;
         }
         if (source[j + 1] !== ']') throw new PathSyntaxError(`is missing ']' after the quoted key at position ${i}`);
-        segments.push({ kind: 'key', key });
+        segments.push(keySegment(key));
         i = j + 2;
       } else {
         let j = i + 1;
@@ -124,7 +129,7 @@ function parsePathUncached(source: string): FieldPath {
     let j = i;
     while (j < n && NAME_CHAR.test(source[j])) j++;
     if (j === i) throw new PathSyntaxError(`has an invalid character at position ${i}`);
-    segments.push({ kind: 'key', key: source.slice(i, j) });
+    segments.push(keySegment(source.slice(i, j)));
     i = j;
     expectName = false;
   }
@@ -134,7 +139,6 @@ function parsePathUncached(source: string): FieldPath {
 const hasOwn = Object.prototype.hasOwnProperty;
 const NO_EXPANSION: readonly number[] = Object.freeze([]);
 
-/** Every value the path yields in `root`, in document order. Missing branches yield nothing. */
 /** The concrete location of the value reached through `path` with the given `[]` indices. */
 export function locationOf(path: FieldPath, expansion: readonly number[]): string {
   const segs: Array<string | number> = [];
@@ -150,34 +154,54 @@ export function locationOf(path: FieldPath, expansion: readonly number[]): strin
  */
 export function visitPath(path: FieldPath, root: Json, visit: (value: Json, expansion: readonly number[]) => void): number {
   const segs = path.segments;
+  const n = segs.length;
   const exp: number[] = [];
   let count = 0;
-  const walk = (value: Json, k: number): void => {
-    for (; k < segs.length; k++) {
+  const walk = (value: Json | undefined, k: number): void => {
+    for (; k < n; k++) {
       const seg = segs[k];
-      if (seg.kind === 'key') {
-        if (value === null || typeof value !== 'object' || Array.isArray(value) || !hasOwn.call(value, seg.key)) return;
-        value = (value as Record<string, Json>)[seg.key];
-      } else if (seg.kind === 'index') {
-        if (!Array.isArray(value) || seg.index >= value.length) return;
-        value = value[seg.index];
+      if (seg.kind !== 'each') {
+        value = step(seg, value as Json);
+        if (value === undefined) return;
+        continue;
+      }
+      if (!Array.isArray(value)) return;
+      const at = exp.length;
+      exp.push(0);
+      if (k + 1 === n) {
+        // Trailing `[]`: every element is a result.
+        for (let i = 0; i < value.length; i++) {
+          exp[at] = i;
+          count++;
+          visit(value[i], exp);
+        }
       } else {
-        if (!Array.isArray(value)) return;
-        const at = exp.length;
-        exp.push(0);
         for (let i = 0; i < value.length; i++) {
           exp[at] = i;
           walk(value[i], k + 1);
         }
-        exp.length = at;
-        return;
       }
+      exp.length = at;
+      return;
     }
     count++;
-    visit(value, exp);
+    visit(value as Json, exp);
   };
   walk(root, 0);
   return count;
+}
+
+/** One key or index step; undefined when the value has no such member. */
+function step(seg: PathSegment, value: Json): Json | undefined {
+  if (seg.kind === 'key') {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+    const next = (value as Record<string, Json>)[seg.key];
+    // JSON values are never undefined; only Object.prototype names need the own-property test.
+    if (next === undefined || (seg.inherited && !hasOwn.call(value, seg.key))) return undefined;
+    return next;
+  }
+  if (seg.kind === 'index' && Array.isArray(value) && seg.index < value.length) return value[seg.index];
+  return undefined;
 }
 
 /** Every value the path yields in `root`, in document order. Missing branches yield nothing. */
