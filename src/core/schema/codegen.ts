@@ -11,7 +11,7 @@
 import type { Json, JsonObject } from '../types.js';
 import type { KeywordGroup } from './keyword.js';
 import { isMultipleOf } from './keywords/number.js';
-import { compilePattern } from './regex.js';
+import { patternOf } from './keywords/string.js';
 import { getFormat } from './formats/index.js';
 import type { Dialect } from './dialects.js';
 import { stringLength, type EvalContext, type Validate } from './runtime.js';
@@ -142,7 +142,7 @@ class Generator {
       case 'maxLength':
         return `(${d}.length <= ${value} || ${this.v(stringLength)}(${d}) <= ${value})`;
       case 'pattern':
-        return `${this.v(compilePattern(value as string))}.test(${d})`;
+        return `${this.v(patternOf(value as string, ''))}.test(${d})`;
       case 'format': {
         const f = getFormat(value as string, dialect.id);
         return f === undefined ? null : `${this.v(f)}(${d})`;

@@ -5,6 +5,7 @@
 import { getFormat } from '../formats/index.js';
 import type { KeywordDefinition } from '../keyword.js';
 import { compilePattern } from '../regex.js';
+import { boundedPattern } from './bounded-pattern.js';
 import { SchemaCompileError } from '../engine.js';
 import { report, stringLength } from '../runtime.js';
 
@@ -38,7 +39,8 @@ export const maxLengthKeyword = length('maxLength', '<=', false);
 /** Compile a pattern, turning a bad one into a coded compile error. */
 export function patternOf(source: string, path: string): { test(s: string): boolean } {
   try {
-    return compilePattern(source);
+    const safe = compilePattern(source);
+    return boundedPattern(source) ?? safe;
   } catch (e) {
     const reason = e instanceof Error ? e.message : String(e);
     throw new SchemaCompileError({ kind: 'invalid_pattern', path, reason }, `invalid pattern at ${path}: ${reason}`);
