@@ -45,6 +45,12 @@ describe('parseStrictJson', () => {
     );
   });
 
+  it('reads numbers exactly as JSON.parse does', () => {
+    for (const t of ['-0', '0', '7', '-12', '999999999999999', '-999999999999999', '1234567890123456', '0.1', '-1.5e-7', '1E+2', '123456789012345678901234567890']) {
+      expect(Object.is(parseStrictJson(t).value, JSON.parse(t)), t).toBe(true);
+    }
+  });
+
   it('accepts UTF-8 bytes and rejects invalid UTF-8', () => {
     expect(parseStrictJson(Buffer.from('{"n":"café"}')).value).toEqual({ n: 'café' });
     expect(kindOf('')).toBe('invalid_json');

@@ -193,13 +193,19 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
   const parseNumber = (): number => {
     const start = pos;
     let integer = true;
-    if (text.charCodeAt(pos) === 0x2d) pos++;
+    const negative = text.charCodeAt(pos) === 0x2d;
+    if (negative) pos++;
     let c = text.charCodeAt(pos);
+    // Short integers are built from their digits directly (exact below 2^53),
+    // sparing a substring and a conversion for the most common numbers.
+    let acc = 0;
     if (c === 0x30) {
       pos++;
     } else if (c >= 0x31 && c <= 0x39) {
-      do pos++;
-      while ((c = text.charCodeAt(pos)) >= 0x30 && c <= 0x39);
+      do {
+        acc = acc * 10 + (c - 0x30);
+        pos++;
+      } while ((c = text.charCodeAt(pos)) >= 0x30 && c <= 0x39);
     } else {
       return unexpected();
     }
@@ -224,11 +230,11 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
       do pos++;
       while ((c = text.charCodeAt(pos)) >= 0x30 && c <= 0x39);
     }
-    // Short integers are always safe: skip the conversion cost of the check.
-    const digits = pos - start;
+    const digits = pos - start - (negative ? 1 : 0);
+    if (integer && digits <= 15) return negative ? -acc : acc;
     const n = Number(text.slice(start, pos));
     if (!Number.isFinite(n)) return fail('non_finite', 'a number is too large to represent (not finite)', start);
-    if (integer && digits > 15 && !Number.isSafeInteger(n)) unsafeIntegers.push(path.slice());
+    if (integer && !Number.isSafeInteger(n)) unsafeIntegers.push(path.slice());
     return n;
   };
 
