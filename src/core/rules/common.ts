@@ -28,7 +28,9 @@ export function describeType(v: Json): string {
 
 /** Numbers for people: no float noise (0.1+0.2 shows as 0.3). */
 export function formatNumber(n: number): string {
-  return String(Number(n.toPrecision(15)));
+  const s = String(n);
+  // Float noise always shows as 16-17 significant digits; short forms are already clean.
+  return s.length <= 12 ? s : String(Number(n.toPrecision(15)));
 }
 
 export function select(path: string, output: Json): { path: FieldPath; values: Selected[] } {

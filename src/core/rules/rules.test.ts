@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import type { Json, Rule } from '../types.js';
 import { RULE_EVALUATORS, ruleCheckId } from './index.js';
+import { formatNumber } from './common.js';
 
 function rule(r: Partial<Rule> & Pick<Rule, 'type' | 'field'>): Rule {
   return {
@@ -164,6 +165,17 @@ describe('unique', () => {
   it('fails missing fields unless if_present', () => {
     expect(run(rule({ type: 'unique', field: 'a[].id' }), { a: [] })[0].message).toBe('field missing');
     expect(run(rule({ type: 'unique', field: 'a[].id', if_present: true }), { a: [] })).toEqual([]);
+  });
+});
+
+describe('formatNumber', () => {
+  it('prints numbers without float noise', () => {
+    expect(formatNumber(0.1 + 0.2)).toBe('0.3');
+    expect(formatNumber(129.5)).toBe('129.5');
+    expect(formatNumber(1e21)).toBe('1e+21');
+    expect(formatNumber(-0.000001)).toBe('-0.000001');
+    expect(formatNumber(123456789.123456789)).toBe('123456789.123457');
+    expect(formatNumber(1 / 3)).toBe('0.333333333333333');
   });
 });
 
