@@ -182,6 +182,16 @@ describe('refusing payments', () => {
   });
 });
 
+describe('facilitator outage', () => {
+  it('is a retryable 503 unavailable, never a charge', async () => {
+    const { createPaymentGate } = await import('../src/payments/gate.js');
+    const { HTTPFacilitatorClient } = await import('@x402/core/server');
+    const down = createPaymentGate({ config: f.config, store: f.store, facilitator: new HTTPFacilitatorClient({ url: 'http://127.0.0.1:9', timeoutMs: 2000 }) });
+    await expect(down.paymentRequired('verify', RESOURCE)).rejects.toMatchObject({ code: 'unavailable', status: 503 });
+    await expect(down.authorize('verify', RESOURCE, await pay())).rejects.toMatchObject({ code: 'unavailable' });
+  });
+});
+
 describe('facilitator HTTP endpoints', () => {
   it('serves /supported with the EVM kind and the Solana fee payer', async () => {
     const res = await fetch(`${f.facilitatorUrl}/supported`);

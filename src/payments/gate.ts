@@ -14,6 +14,7 @@ import { ExactEvmScheme as ExactEvmServerScheme } from '@x402/evm/exact/server';
 import { ExactSvmScheme as ExactSvmServerScheme } from '@x402/svm/exact/server';
 import { decodeTransactionFromPayload, getTokenPayerFromTransaction } from '@x402/svm';
 import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
+import { ApiError } from '../errors.js';
 import type { PaymentEventKind, PaymentKey, Store } from '../store/store.js';
 import type { PaidRoute, PaymentConfig, PaymentNetworkConfig } from './config.js';
 import { httpDiscovery, mcpDiscovery } from './discovery.js';
@@ -184,8 +185,16 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     return initPromise;
   }
 
+  /** The facilitator is down or misbehaving: a retryable 503, never a charge. */
+  function facilitatorUnavailable(e: unknown): ApiError {
+    options.log?.warn({ err: e }, 'x402 facilitator unavailable');
+    return new ApiError('unavailable', { message: 'The payment facilitator is not reachable right now; nothing was charged. Try again shortly.', retryAfter: 5 });
+  }
+
   async function requirements(route: PaidRoute): Promise<PaymentRequirements[]> {
-    await initialize();
+    await initialize().catch((e: unknown) => {
+      throw facilitatorUnavailable(e);
+    });
     return routeRequirements.get(route)!.map((r) => ({ ...r, extra: structuredClone(r.extra) }));
   }
 
@@ -258,7 +267,15 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     const keyed = paymentKeyOf(payload, net.family);
     if (!keyed) return reject(route, resource, 'invalid_payment', 'The payment carries no payer or nonce.');
 
-    const verdict = await server.verifyPayment(payload, matched);
+    let verdict: Awaited<ReturnType<typeof server.verifyPayment>>;
+    try {
+      verdict = await server.verifyPayment(payload, matched);
+    } catch (e) {
+      // A facilitator answering 4xx with a verdict is a refusal; anything else is an outage.
+      const v = e as { invalidReason?: unknown; name?: string };
+      if (typeof v.invalidReason === 'string') verdict = { isValid: false, invalidReason: v.invalidReason };
+      else throw facilitatorUnavailable(e);
+    }
     if (!verdict.isValid) {
       await record('verify_failed', keyed.key, route, matched.amount, null, verdict.invalidReason ?? 'invalid');
       const why = verdict.invalidReason ? ` (${verdict.invalidReason})` : '';
@@ -280,7 +297,10 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     try {
       settlement = await server.settlePayment(ticket.payload, ticket.requirements);
       if (settlement.success) {
-        if (store.settlePayment) await store.settlePayment(ticket.key);
+        // The money has moved: from here on nothing may turn this into an error for the buyer.
+        if (store.settlePayment) {
+          await store.settlePayment(ticket.key).catch((e: unknown) => options.log?.warn({ err: e }, 'marking a payment settled failed (it stays reserved)'));
+        }
         await record('settled', ticket.key, ticket.route, ticket.requirements.amount, verificationId, settlement.transaction || null);
         return { ok: true, settlement };
       }
@@ -290,7 +310,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       failure = typeof r === 'string' ? r : 'facilitator_error';
       options.log?.warn({ err: e }, 'x402 settlement failed');
     }
-    await store.releasePayment(ticket.key);
+    await store.releasePayment(ticket.key).catch((e: unknown) => options.log?.warn({ err: e }, 'releasing a payment reservation failed'));
     await record('settle_failed', ticket.key, ticket.route, ticket.requirements.amount, verificationId, failure);
     const message = `Settlement failed (${failure}); nothing was charged.`;
     const pr = await paymentRequired(ticket.route, ticket.resource, message).catch(() => null);
