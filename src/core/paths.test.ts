@@ -54,6 +54,18 @@ describe('selectPath', () => {
     expect(at('line_items[9]', doc)).toEqual([]);
     expect(at('toString', doc)).toEqual([]);
   });
+  it('treats any key text as data (quotes, backslashes, line separators, code)', () => {
+    const keys = ['"]; throw new Error("x"); //', "a\\b", 'a\u2028b', '${x}', '__proto__', 'constructor', '`'];
+    for (const key of keys) {
+      const esc = key.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
+      const doc = JSON.parse(`{${JSON.stringify(key)}:[{"v":1},{"v":2}]}`) as Json;
+      expect(at(`['${esc}'][].v`, doc).map((x) => x[1]), key).toEqual([1, 2]);
+    }
+    expect(at('constructor', {})).toEqual([]);
+    expect(at('__proto__', {})).toEqual([]);
+    expect(at('length', [1, 2] as Json)).toEqual([]);
+  });
+
   it('records expansion indices for element-wise pairing', () => {
     const sel = selectPath(parsePath('a.b[].c[].d'), doc);
     expect(sel.map((s) => s.expansion)).toEqual([[0, 0], [0, 1], [2, 0]]);

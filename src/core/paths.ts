@@ -147,61 +147,57 @@ export function locationOf(path: FieldPath, expansion: readonly number[]): strin
   return formatSegments(segs);
 }
 
+type GeneratedVisitor = (root: Json, visit: (value: Json, expansion: readonly number[]) => void, expansion: number[]) => number;
+
+const visitors = new WeakMap<FieldPath, GeneratedVisitor>();
+
+/**
+ * One straight-line function per path, with its keys as static property reads
+ * and one loop per `[]`: rules walk thousands of array elements per request,
+ * and a generic walker costs several times more per element. Keys enter the
+ * code only as JSON string literals, indices only as digits.
+ */
+function generateVisitor(path: FieldPath): GeneratedVisitor {
+  let body = 'let c = 0;\n';
+  let cur = 'r';
+  let n = 0;
+  let loops = 0;
+  for (const seg of path.segments) {
+    const skip = loops > 0 ? 'continue' : 'return c';
+    const next = `v${++n}`;
+    if (seg.kind === 'key') {
+      const key = JSON.stringify(seg.key);
+      body += `if (${cur} === null || typeof ${cur} !== 'object' || Array.isArray(${cur})) ${skip};\n`;
+      body += `const ${next} = ${cur}[${key}];\n`;
+      // JSON values are never undefined; only Object.prototype names need the own-property test.
+      body += `if (${next} === undefined${seg.inherited ? ` || !H.call(${cur}, ${key})` : ''}) ${skip};\n`;
+    } else if (seg.kind === 'index') {
+      body += `if (!Array.isArray(${cur}) || ${cur}.length <= ${seg.index}) ${skip};\n`;
+      body += `const ${next} = ${cur}[${seg.index}];\n`;
+    } else {
+      body += `if (!Array.isArray(${cur})) ${skip};\n`;
+      body += `for (let i${n} = 0; i${n} < ${cur}.length; i${n}++) {\nx[${loops++}] = i${n};\nconst ${next} = ${cur}[i${n}];\n`;
+    }
+    cur = next;
+  }
+  body += `c++;\nvisit(${cur}, x);\n${'}\n'.repeat(loops)}return c;`;
+  const factory = new Function('H', `"use strict"; return function visitPath(r, visit, x) {\n${body}\n};`) as (h: typeof hasOwn) => GeneratedVisitor;
+  return factory(hasOwn);
+}
+
 /**
  * Call `visit` for every value the path yields, in document order, without
  * allocating per value: `expansion` is a live array (copy it to keep it).
  * Returns how many values were visited.
  */
 export function visitPath(path: FieldPath, root: Json, visit: (value: Json, expansion: readonly number[]) => void): number {
-  const segs = path.segments;
-  const n = segs.length;
-  const exp: number[] = [];
-  let count = 0;
-  const walk = (value: Json | undefined, k: number): void => {
-    for (; k < n; k++) {
-      const seg = segs[k];
-      if (seg.kind !== 'each') {
-        value = step(seg, value as Json);
-        if (value === undefined) return;
-        continue;
-      }
-      if (!Array.isArray(value)) return;
-      const at = exp.length;
-      exp.push(0);
-      if (k + 1 === n) {
-        // Trailing `[]`: every element is a result.
-        for (let i = 0; i < value.length; i++) {
-          exp[at] = i;
-          count++;
-          visit(value[i], exp);
-        }
-      } else {
-        for (let i = 0; i < value.length; i++) {
-          exp[at] = i;
-          walk(value[i], k + 1);
-        }
-      }
-      exp.length = at;
-      return;
-    }
-    count++;
-    visit(value as Json, exp);
-  };
-  walk(root, 0);
-  return count;
-}
-
-/** One key or index step; undefined when the value has no such member. */
-function step(seg: PathSegment, value: Json): Json | undefined {
-  if (seg.kind === 'key') {
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-    const next = (value as Record<string, Json>)[seg.key];
-    // JSON values are never undefined; only Object.prototype names need the own-property test.
-    if (next === undefined || (seg.inherited && !hasOwn.call(value, seg.key))) return undefined;
-    return next;
+  let v = visitors.get(path);
+  if (v === undefined) {
+    v = generateVisitor(path);
+    visitors.set(path, v);
   }
-  if (seg.kind === 'index' && Array.isArray(value) && seg.index < value.length) return value[seg.index];
-  return undefined;
+  const eachCount = path.segments.reduce((k, s) => (s.kind === 'each' ? k + 1 : k), 0);
+  return v(root, visit, eachCount === 0 ? [] : new Array<number>(eachCount).fill(0));
 }
 
 /** Every value the path yields in `root`, in document order. Missing branches yield nothing. */
