@@ -6,7 +6,7 @@
  */
 import type { Json } from '../../types.js';
 import type { KeywordContext, KeywordDefinition } from '../keyword.js';
-import { Annotations, jsonEqual, report, type EvalContext, type Validate } from '../runtime.js';
+import { Annotations, report, type EvalContext, type Validate } from '../runtime.js';
 
 function count(keyword: string, op: string, cmp: (n: number, l: number) => boolean): KeywordDefinition {
   return {
@@ -32,9 +32,18 @@ function count(keyword: string, op: string, cmp: (n: number, l: number) => boole
 export const minItemsKeyword = count('minItems', '>=', (n, l) => n >= l);
 export const maxItemsKeyword = count('maxItems', '<=', (n, l) => n <= l);
 
-/** Index of the first element equal to an earlier one, or -1. */
+/** A string equal for JSON-equal values (object keys sorted, numbers by value). */
+function canonical(v: Json): string {
+  if (typeof v !== 'object' || v === null) return JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  const keys = Object.keys(v).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}`;
+}
+
+/** Index of the first element equal to an earlier one, or -1. Linear in the array size (hashing, not pairwise). */
 function firstDuplicate(a: Json[]): number {
   let prim: Set<unknown> | null = null;
+  let complex: Set<string> | null = null;
   for (let i = 0; i < a.length; i++) {
     const v = a[i];
     if (typeof v !== 'object' || v === null) {
@@ -42,7 +51,10 @@ function firstDuplicate(a: Json[]): number {
       if (prim.has(v)) return i;
       prim.add(v);
     } else {
-      for (let j = 0; j < i; j++) if (jsonEqual(a[j], v)) return i;
+      complex ??= new Set();
+      const key = canonical(v);
+      if (complex.has(key)) return i;
+      complex.add(key);
     }
   }
   return -1;
