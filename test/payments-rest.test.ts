@@ -198,13 +198,16 @@ describe('REST', () => {
     expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 10000n);
   });
 
-  it('/.well-known/x402 and /llms.txt show the live prices', async () => {
+  it('/.well-known/x402, /llms.txt and the agent card show the live prices', async () => {
     const manifest = (await (await fetch(`${app.base}/.well-known/x402`)).json()) as { payments_enabled: boolean; routes: Array<{ resource: string; price: string }> };
     expect(manifest.payments_enabled).toBe(true);
     expect(manifest.routes).toContainEqual(expect.objectContaining({ resource: `${app.base}/verify/schema`, price: '$0.02' }));
     expect(manifest.routes).toContainEqual(expect.objectContaining({ resource: `${app.base}/score/{agent_id}`, price: '$0.01' }));
     const llms = await (await fetch(`${app.base}/llms.txt`)).text();
     expect(llms).toContain('$0.02');
+    const card = (await (await fetch(`${app.base}/.well-known/agent-card.json`)).json()) as { skills: Array<{ id: string; description: string }> };
+    expect(card.skills.find((s) => s.id === 'verify_schema')!.description).toContain('$0.02');
+    expect(card.skills.find((s) => s.id === 'get_verification_record')!.description).toContain('$0.01');
   });
 });
 

@@ -28,6 +28,11 @@ const INVOICE_EXAMPLE = {
 export function agentCard(ctx: DiscoveryContext): Record<string, unknown> {
   const { config } = ctx;
   const base = config.publicBaseUrl;
+  // x402: live prices in the skill descriptions when payments are on.
+  const p = config.payments;
+  const networks = p.enabled ? p.networks.map((n) => n.network).join(', ') : '';
+  const verifyPrice = p.enabled ? ` Price: ${p.prices.verify} per call in USDC (x402 v2 on ${networks}) once the free daily allowance is used.` : '';
+  const scorePrice = p.enabled ? ` Price of the score: ${p.prices.score} per call in USDC (x402 v2 on ${networks}).` : '';
   return {
     protocolVersion: '0.3.0',
     name: config.serviceName,
@@ -59,7 +64,8 @@ export function agentCard(ctx: DiscoveryContext): Record<string, unknown> {
         id: 'verify_schema',
         name: 'Verify agent output',
         description:
-          'POST /verify/schema (alias /verify/deliverable): check submitted_output against expected_schema plus optional bounds and rules; returns a pass/fail verdict with repair hints and an Ed25519-signed receipt.',
+          'POST /verify/schema (alias /verify/deliverable): check submitted_output against expected_schema plus optional bounds and rules; returns a pass/fail verdict with repair hints and an Ed25519-signed receipt.' +
+          verifyPrice,
         tags: ['json-schema', 'verification', 'receipt', 'ed25519'],
         examples: [JSON.stringify(INVOICE_EXAMPLE), 'Check this invoice against my schema before I pay for it.'],
         inputModes: ['application/json'],
@@ -69,7 +75,8 @@ export function agentCard(ctx: DiscoveryContext): Record<string, unknown> {
         id: 'get_verification_record',
         name: 'Agent verification record',
         description:
-          'GET /score/{agent_id}: the signed 0-100 trust score of an agent from its non-test verification history, with its inputs; GET /reputation/{agent_id} for the paged pass/fail history.',
+          'GET /score/{agent_id}: the signed 0-100 trust score of an agent from its non-test verification history, with its inputs; GET /reputation/{agent_id} for the paged pass/fail history.' +
+          scorePrice,
         tags: ['reputation', 'trust-score'],
         examples: [`${base}/score/seller-7`, 'How reliable has agent seller-7 been?'],
         inputModes: ['application/json'],
