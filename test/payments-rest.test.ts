@@ -215,6 +215,8 @@ describe('MCP', () => {
   async function mcpClient(): Promise<Client> {
     const client = new Client({ name: 'buyer', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${app.base}/mcp`)));
+    // Listing tools makes the client validate structuredContent against each outputSchema, also on isError results.
+    await client.listTools();
     return client;
   }
   const args = () => ({ ...INVOICE, task_id: 'mcp-paid', agent_id: 'paying-agent' });
