@@ -61,9 +61,20 @@ export function numbersOf(values: Selected[], failures: CheckFailure[]): Array<S
   return out;
 }
 
+/** A resolved numeric reference: the constant (field null) or the value found at `field`. */
+export interface NumberRef {
+  value: number;
+  field: string | null;
+}
+
+/** How a reference is named in messages: `135`, or `total (135)`. */
+export function refLabel(ref: NumberRef): string {
+  return ref.field === null ? formatNumber(ref.value) : `${ref.field} (${formatNumber(ref.value)})`;
+}
+
 /**
  * A reference that must be one number: the constant, or the single value at
- * `field`. Returns the number and how to name it in messages (`total (135)`),
+ * `field`. Returns the number and where it came from (see refLabel),
  * or pushes a failure and returns null.
  */
 export function singleNumber(
@@ -71,10 +82,10 @@ export function singleNumber(
   field: string | null,
   output: Json,
   failures: CheckFailure[],
-): { value: number; readonly label: string } | null {
+): NumberRef | null {
   if (field === null) {
     const value = constant as number;
-    return { value, get label() { return formatNumber(value); } };
+    return { value, field: null };
   }
   const { path, values } = select(field, output);
   const where = displayPath(path);
@@ -93,5 +104,5 @@ export function singleNumber(
     return null;
   }
   const value = v.value;
-  return { value, get label() { return `${field} (${formatNumber(value)})`; } };
+  return { value, field };
 }

@@ -7,7 +7,7 @@
  */
 import type { Json, Rule } from '../types.js';
 import type { CheckFailure, RuleEvaluator } from './common.js';
-import { describeType, formatNumber, missingField, notANumber, notANumberAt, numbersOf, select, singleNumber } from './common.js';
+import { describeType, formatNumber, missingField, notANumber, notANumberAt, numbersOf, select, refLabel, singleNumber } from './common.js';
 import type { Selected } from '../paths.js';
 import { locationOf, parsePath, selectPath, sharedExpansions, visitPath } from '../paths.js';
 
@@ -77,7 +77,7 @@ export function createComparisonRule(op: Op): RuleEvaluator {
     const failures: CheckFailure[] = [];
     const count = visitPath(path, output, (v, exp) => {
       if (typeof v !== 'number') failures.push(notANumberAt(locationOf(path, exp), v));
-      else if (ref !== null && !holds(op, v, ref.value, rule.tolerance)) failures.push(violation(op, locationOf(path, exp), v, ref.label));
+      else if (ref !== null && !holds(op, v, ref.value, rule.tolerance)) failures.push(violation(op, locationOf(path, exp), v, refLabel(ref)));
     });
     if (count === 0) return rule.if_present ? [] : [missingField(path)];
     return failures.concat(refFailures);

@@ -174,7 +174,7 @@ describe('formatNumber', () => {
     expect(formatNumber(129.5)).toBe('129.5');
     expect(formatNumber(1e21)).toBe('1e+21');
     expect(formatNumber(-0.000001)).toBe('-0.000001');
-    expect(formatNumber(123456789.123456789)).toBe('123456789.123457');
+    expect(formatNumber(123456789.1234567)).toBe('123456789.123457');
     expect(formatNumber(1 / 3)).toBe('0.333333333333333');
   });
 });

@@ -4,7 +4,7 @@
  * absolute `tolerance`.
  */
 import type { RuleEvaluator, CheckFailure } from './common.js';
-import { formatNumber, missingField, notANumberAt, singleNumber } from './common.js';
+import { formatNumber, missingField, notANumberAt, refLabel, singleNumber } from './common.js';
 import { displayPath, locationOf, parsePath, visitPath } from '../paths.js';
 
 export const sumEquals: RuleEvaluator = (rule, output) => {
@@ -31,9 +31,9 @@ export const sumEquals: RuleEvaluator = (rule, output) => {
   return [
     {
       path: displayPath(path),
-      expected: `sum equals ${ref.label}${within}`,
+      expected: `sum equals ${refLabel(ref)}${within}`,
       found: `sum ${formatNumber(total)}`,
-      message: `values sum to ${formatNumber(total)}, expected ${ref.label}${within}`,
+      message: `values sum to ${formatNumber(total)}, expected ${refLabel(ref)}${within}`,
     },
   ];
 };
