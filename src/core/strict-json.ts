@@ -100,8 +100,10 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
   const duplicateKeys: DuplicateKeyFinding[] = [];
   const unsafeIntegers: JsonPathSegments[] = [];
 
+  // While a key is read, errors belong to the object holding it (path minus the key slot).
+  let keyDepth = -1;
   const fail = (kind: StrictJsonErrorKind, message: string, at = pos): never => {
-    throw new StrictJsonError(kind, message, path.slice(), at);
+    throw new StrictJsonError(kind, message, keyDepth >= 0 ? path.slice(0, keyDepth) : path.slice(), at);
   };
   const unexpected = (): never =>
     pos >= len
@@ -304,13 +306,9 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
     for (;;) {
       skipWs();
       if (text.charCodeAt(pos) !== 0x22) return unexpected();
-      let key: string;
-      try {
-        path.length = at; // a bad key is reported at the object holding it
-        key = parseString();
-      } finally {
-        path.length = at + 1;
-      }
+      keyDepth = at;
+      const key = parseString();
+      keyDepth = -1;
       path[at] = key;
       skipWs();
       if (text.charCodeAt(pos) !== 0x3a) return unexpected();
