@@ -87,13 +87,18 @@ describe('HTTP: error shapes', () => {
     const refs = [...html.matchAll(/(?:src|href)="([^"]*)"/g)].map((m) => m[1]);
     expect(refs.length).toBeGreaterThan(2);
     for (const ref of refs) expect(ref).toMatch(/^\.?\/docs\/|^\.\//);
-    for (const ref of refs) expect((await fetch(new URL(ref, `${srv.base}/docs`))).status).toBe(200);
+    for (const ref of refs) {
+      const asset = await fetch(new URL(ref, `${srv.base}/docs`));
+      await asset.arrayBuffer();
+      expect(asset.status).toBe(200);
+    }
     const init = await (await fetch(`${srv.base}/docs/static/swagger-initializer.js`)).text();
     // Code only (comments may cite web pages): no absolute URL is loaded, no online validator.
     const code = init.replace(/^\s*\/\/.*$/gm, '');
     expect(code).not.toMatch(/https?:\/\//);
     expect(code).toContain('validatorUrl: null');
     const css = await fetch(`${srv.base}/docs/static/swagger-ui.css`);
+    await css.arrayBuffer();
     expect(css.status).toBe(200);
 
     const llms = await (await fetch(`${srv.base}/llms.txt`)).text();

@@ -62,6 +62,8 @@ export interface HttpServerOptions {
   payments?: PaymentGate | null;
   /** The built-in facilitator, served under /facilitator when X402_FACILITATOR_URL=local. */
   localFacilitator?: FacilitatorClient | null;
+  /** On close, how long in-flight requests may take before their connections are cut (default 10 s). */
+  shutdownGraceMs?: number;
 }
 
 export interface HttpServer {
@@ -361,7 +363,14 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     },
     async close() {
       closing = true;
-      await app.close();
+      // A client that never reads its response must not hold the shutdown forever.
+      const grace = setTimeout(() => app.server.closeAllConnections(), options.shutdownGraceMs ?? 10_000);
+      grace.unref();
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(grace);
+      }
     },
   };
 }
