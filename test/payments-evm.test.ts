@@ -23,7 +23,8 @@ import { createApp, type App } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { verifyReceipt } from '../src/receipts/index.js';
 import { createFacilitatorServer, createLocalFacilitator } from '../src/payments/local-facilitator.js';
-import { startHardhatBase, type HardhatBase } from './evm/chain.js';
+import { BASE_USDC } from '../src/payments/config.js';
+import { HARDHAT_KEY_2, startHardhatBase, type HardhatBase } from './evm/chain.js';
 import { freePort, projectRoot, tempDir } from './http-helpers.js';
 import { offlineSolanaSigner, PAY_TO_EVM, PAY_TO_SOLANA, SOLANA_FEE_PAYER } from './payments-helpers.js';
 
@@ -164,6 +165,42 @@ describe('x402 on a Hardhat chain (id 8453)', () => {
       expect(await hh.balanceOf(buyer.address)).toBe(before - 20000n);
     } finally {
       await client.close();
+    }
+  });
+
+  it('X402_FACILITATOR_URL=local from the environment alone: the built-in facilitator settles over JSON-RPC', async () => {
+    const rpc = await hh.serveJsonRpc();
+    const dir = tempDir('aov-pay-evm-local-');
+    const port = await freePort();
+    const config = loadConfig({
+      DATA_DIR: dir.dir,
+      PORT: String(port),
+      LOG_LEVEL: 'silent',
+      FREE_ALLOWANCE_PER_DAY: '0',
+      X402_ENABLED: 'true',
+      X402_FACILITATOR_URL: 'local',
+      X402_LOCAL_EVM_RPC_URL: rpc.url,
+      X402_LOCAL_EVM_PRIVATE_KEY: HARDHAT_KEY_2,
+      X402_NETWORKS: 'base',
+      X402_PAY_TO_EVM: PAY_TO_EVM,
+    });
+    const local = await createApp(config, { logger: false });
+    await local.app.listen({ host: '127.0.0.1', port });
+    try {
+      const supported = (await (await fetch(`http://127.0.0.1:${port}/facilitator/supported`)).json()) as { signers: Record<string, string[]> };
+      expect(Object.values(supported.signers).flat()).toContain(privateKeyToAccount(HARDHAT_KEY_2).address);
+      const before = await hh.balanceOf(buyer.address);
+      const r = await paidFetch(`http://127.0.0.1:${port}/verify/schema`, { method: 'POST', headers: json, body: body('env-local') });
+      expect(r.status).toBe(200);
+      const settlement = decodePaymentResponseHeader(r.headers.get('payment-response')!);
+      const tx = await hh.publicClient.getTransaction({ hash: settlement.transaction as Hex });
+      expect(tx.from.toLowerCase()).toBe(privateKeyToAccount(HARDHAT_KEY_2).address.toLowerCase());
+      expect(tx.to?.toLowerCase()).toBe(BASE_USDC.toLowerCase());
+      expect(await hh.balanceOf(buyer.address)).toBe(before - 20000n);
+    } finally {
+      await local.close();
+      await rpc.close();
+      dir.cleanup();
     }
   });
 });

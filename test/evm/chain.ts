@@ -31,6 +31,8 @@ const require = createRequire(import.meta.url);
 export const HARDHAT_KEY_0: Hex = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 /** The second one, used as the facilitator (it pays the settlement gas). */
 export const HARDHAT_KEY_1: Hex = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
+/** The third one, for a facilitator configured from the environment (its own nonce sequence). */
+export const HARDHAT_KEY_2: Hex = '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a';
 
 export const localBase = defineChain({
   id: 8453,
@@ -88,6 +90,8 @@ export interface HardhatBase {
   mint(to: Hex, amount: bigint): Promise<void>;
   balanceOf(owner: string): Promise<bigint>;
   authorizationState(authorizer: string, nonce: Hex): Promise<boolean>;
+  /** Serve the chain over JSON-RPC on 127.0.0.1 (what X402_LOCAL_EVM_RPC_URL points at). */
+  serveJsonRpc(): Promise<{ url: string; close(): Promise<void> }>;
 }
 
 /** Boot Hardhat in-process (chain id 8453) and install the token at the Base USDC address. */
@@ -121,7 +125,7 @@ export async function startHardhatBase(): Promise<HardhatBase> {
       readContract: (args) => publicClient.readContract(args as Parameters<typeof publicClient.readContract>[0]),
       verifyTypedData: (args) => publicClient.verifyTypedData(args as Parameters<typeof publicClient.verifyTypedData>[0]),
       writeContract: (args) =>
-        facilitatorWallet.writeContract({ ...(args as object), account: facilitatorAccount, chain: localBase } as Parameters<typeof facilitatorWallet.writeContract>[0]),
+        facilitatorWallet.writeContract({ ...(args as object), account: facilitatorAccount, chain: localBase } as unknown as Parameters<typeof facilitatorWallet.writeContract>[0]),
       sendTransaction: (args) => facilitatorWallet.sendTransaction({ ...args, account: facilitatorAccount, chain: localBase }),
       waitForTransactionReceipt: (args) => publicClient.waitForTransactionReceipt(args),
       getCode: (args) => publicClient.getCode(args),
@@ -143,6 +147,14 @@ export async function startHardhatBase(): Promise<HardhatBase> {
     },
     async balanceOf(who) {
       return (await publicClient.readContract({ address: BASE_USDC, abi: token.abi, functionName: 'balanceOf', args: [who] })) as bigint;
+    },
+    async serveJsonRpc() {
+      const { JsonRpcServer } = require('hardhat/internal/hardhat-network/jsonrpc/server') as {
+        JsonRpcServer: new (c: { hostname: string; port: number; provider: Eip1193 }) => { listen(): Promise<{ address: string; port: number }>; close(): Promise<void> };
+      };
+      const server = new JsonRpcServer({ hostname: '127.0.0.1', port: 0, provider });
+      const { port } = await server.listen();
+      return { url: `http://127.0.0.1:${port}`, close: () => server.close() };
     },
     async authorizationState(authorizer, nonce) {
       return (await publicClient.readContract({ address: BASE_USDC, abi: token.abi, functionName: 'authorizationState', args: [authorizer, nonce] })) as boolean;
