@@ -16,6 +16,7 @@ import {
   custom,
   defineChain,
   type Abi,
+  type Chain,
   type Hex,
   type PublicClient,
   type WalletClient,
@@ -34,7 +35,7 @@ export const HARDHAT_KEY_1: Hex = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88
 /** The third one, for a facilitator configured from the environment (its own nonce sequence). */
 export const HARDHAT_KEY_2: Hex = '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a';
 
-export const localBase = defineChain({
+export const localBase: Chain = defineChain({
   id: 8453,
   name: 'Local Base (Hardhat)',
   nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
