@@ -1,5 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { ApiError } from '../errors.js';
 import { createSchemaCache, createSchemaEngine } from './schema/index.js';
 import { parseVerificationRequest } from './request.js';
@@ -235,5 +236,36 @@ describe('schema problems', () => {
     expect(cache.size).toBe(1);
     v.verify(p);
     expect(cache.size).toBe(2);
+  });
+});
+
+describe('any output', () => {
+  it('always yields a consistent verdict (never a crash) for arbitrary outputs, rules and bounds', () => {
+    const rules = [
+      { type: 'sum_equals', field: 'a[].n', equals_field: 't', if_present: true },
+      { type: 'gte', field: 'a[].n', other_field: 'a[].m' },
+      { type: 'lte', field: 'b', value: 3 },
+      { type: 'exists_in', field: 'a[].k', in_field: 'keys[]', if_present: true },
+      { type: 'unique', field: 'a[].k' },
+    ];
+    const output = fc.oneof(
+      fc.jsonValue({ maxDepth: 4 }),
+      fc.record({ a: fc.array(fc.record({ n: fc.jsonValue({ maxDepth: 1 }), m: fc.double({ noNaN: true, noDefaultInfinity: true }), k: fc.jsonValue({ maxDepth: 1 }) }, { requiredKeys: [] })), t: fc.jsonValue({ maxDepth: 1 }), b: fc.integer() }, { requiredKeys: [] }),
+    );
+    fc.assert(
+      fc.property(output, fc.boolean(), fc.boolean(), (out, enforce, strict) => {
+        const body = JSON.stringify({ task_id: 't', expected_schema: { type: 'object' }, submitted_output: out, rules, bounds: { b: { min: 0 } }, enforce_rules: enforce, strict_content_check: strict });
+        const v = verify(body);
+        expect(v.integrity_checks.total).toBe(2 + 1 + rules.length + (strict ? 2 : 0));
+        for (const sc of [v.schema_compliance, v.integrity_checks, v.overall]) {
+          expect(sc.passed).toBeLessThanOrEqual(sc.total);
+          expect(sc.ratio).toBe(sc.total === 0 ? 1 : Math.round((sc.passed / sc.total) * 1e6) / 1e6);
+        }
+        expect(v.result === 'fail').toBe(v.blocking_checks.length > 0);
+        expect(v.errors_total).toBe(v.errors_detail_total);
+        expect(v.flags.every((f) => f.severity === (enforce || !/^(consistency|bounds):/.test(f.check) ? 'error' : 'warning'))).toBe(true);
+      }),
+      { numRuns: 200 },
+    );
   });
 });
