@@ -208,6 +208,9 @@ describe('REST', () => {
     const card = (await (await fetch(`${app.base}/.well-known/agent-card.json`)).json()) as { skills: Array<{ id: string; description: string }> };
     expect(card.skills.find((s) => s.id === 'verify_schema')!.description).toContain('$0.02');
     expect(card.skills.find((s) => s.id === 'get_verification_record')!.description).toContain('$0.01');
+    const openapi = (await (await fetch(`${app.base}/openapi.json`)).json()) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    expect(openapi.paths['/verify/schema'].post.responses['402']).toBeDefined();
+    expect(openapi.paths['/score/{agent_id}'].get.responses['402']).toBeDefined();
   });
 });
 

@@ -26,6 +26,7 @@ import type { PaymentGate } from '../payments/gate.js';
 import { registerFacilitatorRoutes } from '../payments/local-facilitator.js';
 import { createPaymentAdmission } from '../payments/mcp-admission.js';
 import { handlePaidScore, handlePaidVerify, type PaidRestContext } from '../payments/rest.js';
+import { paymentRequiredResponse } from '../payments/openapi.js';
 import type { HttpMetrics } from './metrics.js';
 import {
   agentIdParams,
@@ -228,6 +229,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
             response: {
               200: { description: 'Signed receipt (pass or fail).', headers: allowanceHeaders, content: { 'application/json': { schema: { $ref: 'Receipt#' } } } },
               ...errorResponses(413, 415, 422, 429, 500, 503),
+              ...(paid ? paymentRequiredResponse() : {}),
             },
           },
         },
@@ -294,7 +296,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
         summary: 'Signed 0-100 trust score of an agent (test- agents: 422)',
         tags: ['records'],
         params: agentIdParams,
-        response: { 200: { $ref: 'TrustScore#' }, ...errorResponses(422, 500, 503) },
+        response: { 200: { $ref: 'TrustScore#' }, ...errorResponses(422, 500, 503), ...(paid ? paymentRequiredResponse() : {}) },
       },
     },
     async (request, reply) => {
