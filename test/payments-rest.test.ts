@@ -314,3 +314,36 @@ describe('built-in facilitator mode', () => {
     }
   });
 });
+
+describe('MCP free allowance with payments on', () => {
+  it('verify_schema is free within the allowance, then asks for payment', async () => {
+    const dir = tempDir('aov-pay-mcp-free-');
+    const small = await start(dir.dir, {
+      FREE_ALLOWANCE_PER_DAY: '1',
+      X402_ENABLED: 'true',
+      X402_FACILITATOR_URL: f.facilitatorUrl,
+      X402_PAY_TO_EVM: PAY_TO_EVM,
+      X402_PAY_TO_SOLANA: PAY_TO_SOLANA,
+    });
+    const client = new Client({ name: 'free-buyer', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${small.base}/mcp`)));
+    try {
+      await client.listTools();
+      const args = { ...INVOICE, task_id: 'mcp-free', agent_id: 'free-agent' };
+      const free = (await client.callTool({ name: 'verify_schema', arguments: args })) as CallToolResult;
+      expect(free.isError).toBeFalsy();
+      expect(free._meta?.['x402/payment-response']).toBeUndefined();
+      expect(free._meta?.['agent-output-verifier/free-allowance']).toMatchObject({ limit: 1, remaining: 0 });
+      const next = (await client.callTool({ name: 'verify_schema', arguments: args })) as CallToolResult;
+      expect(next.isError).toBe(true);
+      expect(next._meta).toMatchObject({ code: 'free_trial_exhausted' });
+      // An invalid call is refused before any payment question.
+      const invalid = (await client.callTool({ name: 'verify_schema', arguments: { task_id: 'x' } })) as CallToolResult;
+      expect((invalid.structuredContent as { code: string }).code).toBe('invalid_request');
+    } finally {
+      await client.close();
+      await small.close();
+      dir.cleanup();
+    }
+  });
+});
