@@ -178,6 +178,20 @@ describe('REST', () => {
     expect(ok.status).toBe(200);
   });
 
+  it('a failed settlement: 402 settlement_failed, nothing charged, and the same payment works on retry', async () => {
+    const before = f.chain.balanceOf(BASE_USDC, f.buyer.address);
+    const unpaid = await fetch(`${app.base}/verify/schema`, { method: 'POST' });
+    const header = encodePaymentSignatureHeader(await f.buyerClient.createPaymentPayload(decodePaymentRequiredHeader(unpaid.headers.get('payment-required')!)));
+    f.chain.failNextWrites(1);
+    const failed = await fetch(`${app.base}/verify/schema`, { method: 'POST', headers: { ...json, 'PAYMENT-SIGNATURE': header }, body: request('settle-fail') });
+    expect(failed.status).toBe(402);
+    expect(((await failed.json()) as { code: string; charged: boolean })).toMatchObject({ code: 'settlement_failed', charged: false });
+    expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before);
+    const retry = await fetch(`${app.base}/verify/schema`, { method: 'POST', headers: { ...json, 'PAYMENT-SIGNATURE': header }, body: request('settle-retry') });
+    expect(retry.status).toBe(200);
+    expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 20000n);
+  });
+
   it('a garbage PAYMENT-SIGNATURE gets a 402 payment_invalid, not a crash', async () => {
     const r = await fetch(`${app.base}/verify/schema`, { method: 'POST', headers: { ...json, 'PAYMENT-SIGNATURE': 'not base64 json' }, body: request('garbage') });
     expect(r.status).toBe(402);
