@@ -60,7 +60,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   const version = packageVersion();
 
   // Group commit: concurrent requests share one WAL sync instead of paying one each (SQLite only).
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, groupCommit: true });
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, groupCommit: true, synchronous: config.sqliteSynchronous });
   try {
     await store.migrate();
     const keyRing = createKeyRing({ dir: path.join(config.dataDir, 'keys'), clock });

@@ -27,6 +27,8 @@ export interface Config {
   maxJsonDepth: number;
   listCap: number;
   schemaCacheSize: number;
+  /** SQLite durability: FULL survives power loss (default); NORMAL survives a process crash only. */
+  sqliteSynchronous: 'FULL' | 'NORMAL';
   logLevel: LogLevel;
   /** Hostnames accepted in Host/Origin by the MCP endpoint (DNS-rebinding protection). */
   allowedHosts: string[];
@@ -137,6 +139,9 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
   const listCap = intSetting('LIST_CAP', get('LIST_CAP'), 100, 1, 100_000);
   const schemaCacheSize = intSetting('SCHEMA_CACHE_SIZE', get('SCHEMA_CACHE_SIZE'), 500, 0, 1_000_000);
 
+  const rawSync = ((get('SQLITE_SYNCHRONOUS') ?? '').trim() || 'FULL').toUpperCase();
+  if (rawSync !== 'FULL' && rawSync !== 'NORMAL') throw new ConfigError('SQLITE_SYNCHRONOUS', `must be FULL or NORMAL, got '${rawSync}'`);
+
   const rawLevel = ((get('LOG_LEVEL') ?? '').trim() || 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(rawLevel)) {
     throw new ConfigError(label('LOG_LEVEL'), `must be one of ${LOG_LEVELS.join(', ')}, got '${rawLevel}'`);
@@ -172,6 +177,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     maxJsonDepth,
     listCap,
     schemaCacheSize,
+    sqliteSynchronous: rawSync,
     logLevel: rawLevel as LogLevel,
     allowedHosts,
     payments,

@@ -33,6 +33,7 @@ describe('config', () => {
       maxJsonDepth: 64,
       listCap: 100,
       schemaCacheSize: 500,
+      sqliteSynchronous: 'FULL',
       logLevel: 'info',
     });
     expect(c.allowedHosts).toEqual(['localhost', '127.0.0.1', '::1']);
@@ -60,6 +61,8 @@ describe('config', () => {
     expect(errorOf(() => loadConfig({ DATABASE_URL: 'mysql://x' })).setting).toBe('DATABASE_URL');
     expect(errorOf(() => loadConfig({ PUBLIC_BASE_URL: 'ftp://x' })).setting).toBe('PUBLIC_BASE_URL');
     expect(errorOf(() => loadConfig({ LOG_LEVEL: 'loud' })).setting).toBe('LOG_LEVEL');
+    expect(errorOf(() => loadConfig({ SQLITE_SYNCHRONOUS: 'OFF' })).setting).toBe('SQLITE_SYNCHRONOUS');
+    expect(loadConfig({ SQLITE_SYNCHRONOUS: 'normal' }).sqliteSynchronous).toBe('NORMAL');
     expect(errorOf(() => loadConfig({ BODY_LIMIT_BYTES: '10' })).setting).toBe('BODY_LIMIT_BYTES');
     expect(errorOf(() => loadConfig({ X402_ENABLED: 'perhaps' })).setting).toBe('X402_ENABLED');
     expect(errorOf(() => parseServeFlags(['--colour', 'red'])).setting).toBe('--colour');

@@ -22,6 +22,8 @@ export interface OpenStoreOptions {
   poolSize?: number;
   /** SQLite only: commit concurrent writes together (see SqliteStoreOptions.groupCommit). */
   groupCommit?: boolean;
+  /** SQLite only: FULL (default) or NORMAL (see SqliteStoreOptions.synchronous). */
+  synchronous?: 'FULL' | 'NORMAL';
   /** PostgreSQL schema (default `public`). */
   schema?: string;
 }
@@ -39,5 +41,5 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     throw new TypeError('database URL must start with postgres:// or postgresql:// (leave it unset for the embedded SQLite store)');
   }
   mkdirSync(options.dataDir, { recursive: true });
-  return createSqliteStore({ file: join(options.dataDir, 'verifier.db'), groupCommit: options.groupCommit });
+  return createSqliteStore({ file: join(options.dataDir, 'verifier.db'), groupCommit: options.groupCommit, synchronous: options.synchronous });
 }
