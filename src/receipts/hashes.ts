@@ -27,38 +27,44 @@ export function sha256Hex(text: string): string {
   return oneShot ? oneShot('sha256', text, 'hex') : nodeCrypto.createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
-/** A rule with exactly the SPEC §5.1 keys, defaults filled in. */
-function fullRule(rule: Rule): Record<string, Json> {
-  return {
-    type: rule.type,
-    field: rule.field,
-    equals_field: rule.equals_field ?? null,
-    equals: rule.equals ?? null,
-    other_field: rule.other_field ?? null,
-    value: rule.value ?? null,
-    in_field: rule.in_field ?? null,
-    values: rule.values ?? null,
-    tolerance: rule.tolerance ?? 1e-9,
-    if_present: rule.if_present ?? false,
-  };
+/**
+ * A rule with exactly the SPEC §5.1 keys, defaults filled in, written straight
+ * in JCS key order (no intermediate object to build and sort: this runs per request).
+ */
+function canonicalRule(rule: Rule): string {
+  return (
+    `{"equals":${canonicalize(rule.equals ?? null)}` +
+    `,"equals_field":${canonicalize(rule.equals_field ?? null)}` +
+    `,"field":${canonicalize(rule.field)}` +
+    `,"if_present":${rule.if_present === true}` +
+    `,"in_field":${canonicalize(rule.in_field ?? null)}` +
+    `,"other_field":${canonicalize(rule.other_field ?? null)}` +
+    `,"tolerance":${canonicalize(rule.tolerance ?? 1e-9)}` +
+    `,"type":${canonicalize(rule.type)}` +
+    `,"value":${canonicalize(rule.value ?? null)}` +
+    `,"values":${canonicalize(rule.values ?? null)}}`
+  );
 }
 
-function fullBound(bound: Bound): Record<string, Json> {
-  return { min: bound.min ?? null, max: bound.max ?? null, if_present: bound.if_present ?? false };
+function canonicalBound(bound: Bound): string {
+  return `{"if_present":${bound.if_present === true},"max":${canonicalize(bound.max ?? null)},"min":${canonicalize(bound.min ?? null)}}`;
 }
 
 function canonicalRules(rules: Rule[] | null): string {
   if (!rules || rules.length === 0) return 'null';
-  return canonicalize(rules.map(fullRule));
+  let out = '[';
+  for (let i = 0; i < rules.length; i++) out += (i > 0 ? ',' : '') + canonicalRule(rules[i]);
+  return `${out}]`;
 }
 
 function canonicalBounds(bounds: Record<string, Bound> | null): string {
   if (!bounds) return 'null';
   const keys = Object.keys(bounds);
   if (keys.length === 0) return 'null';
-  const full: Record<string, Json> = {};
-  for (const key of keys) full[key] = fullBound(bounds[key]);
-  return canonicalize(full);
+  keys.sort();
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) out += `${i > 0 ? ',' : ''}${canonicalize(keys[i])}:${canonicalBound(bounds[keys[i]])}`;
+  return `${out}}`;
 }
 
 function spliceRequest(request: VerificationRequest, schemaCanonical: string, outputCanonical: string): string {

@@ -54,15 +54,6 @@ function serializeString(s: string): string {
   return JSON.stringify(s);
 }
 
-function child(value: unknown, depth: number, segment: string): string {
-  try {
-    return serialize(value, depth);
-  } catch (e) {
-    if (e instanceof Located) e.segments.push(segment);
-    throw e;
-  }
-}
-
 function serialize(value: unknown, depth: number): string {
   switch (typeof value) {
     case 'string':
@@ -73,38 +64,55 @@ function serialize(value: unknown, depth: number): string {
       return `${value}`;
     case 'boolean':
       return value ? 'true' : 'false';
-    case 'object': {
+    case 'object':
       if (value === null) return 'null';
       if (depth >= MAX_DEPTH) throw new Located('is nested too deeply (or is cyclic)');
-      if (Array.isArray(value)) {
-        const n = value.length;
-        if (n === 0) return '[]';
-        let out = '[';
-        for (let i = 0; i < n; i++) {
-          if (!(i in value)) throw new Located(`has a hole at index ${i}`);
-          if (i > 0) out += ',';
-          out += child(value[i], depth + 1, `[${i}]`);
-        }
-        return `${out}]`;
-      }
-      const proto = Object.getPrototypeOf(value);
-      if (proto !== Object.prototype && proto !== null) throw new Located('is not a plain JSON object');
-      const keys = Object.keys(value);
-      // Default sort compares UTF-16 code units: the order RFC 8785 §3.2.3 requires.
-      if (keys.length > 1) keys.sort();
-      let out = '{';
-      for (let i = 0; i < keys.length; i++) {
-        const key = keys[i];
-        if (i > 0) out += ',';
-        if (!VERBATIM.test(key) && !isWellFormed(key)) throw new Located('has a key with a lone surrogate');
-        out += serializeString(key);
-        out += ':';
-        out += child((value as Record<string, unknown>)[key], depth + 1, `.${key}`);
-      }
-      return `${out}}`;
-    }
+      return Array.isArray(value) ? serializeArray(value, depth) : serializeObject(value as Record<string, unknown>, depth);
     default:
       throw new Located(`has type ${typeof value}, which JSON cannot represent`);
+  }
+}
+
+function serializeArray(value: unknown[], depth: number): string {
+  const n = value.length;
+  if (n === 0) return '[]';
+  let i = 0;
+  try {
+    let out = '[';
+    for (; i < n; i++) {
+      if (!(i in value)) throw new Located('is a hole in an array');
+      if (i > 0) out += ',';
+      out += serialize(value[i], depth + 1);
+    }
+    return `${out}]`;
+  } catch (e) {
+    // Locations are only built on the way out of a failure, never on the hot path.
+    if (e instanceof Located) e.segments.push(`[${i}]`);
+    throw e;
+  }
+}
+
+function serializeObject(value: Record<string, unknown>, depth: number): string {
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) throw new Located('is not a plain JSON object');
+  const keys = Object.keys(value);
+  // Default sort compares UTF-16 code units: the order RFC 8785 §3.2.3 requires.
+  if (keys.length > 1) keys.sort();
+  let key = '';
+  try {
+    let out = '{';
+    for (let i = 0; i < keys.length; i++) {
+      key = keys[i];
+      if (i > 0) out += ',';
+      if (VERBATIM.test(key)) out += `"${key}":`;
+      else if (isWellFormed(key)) out += `${JSON.stringify(key)}:`;
+      else throw new Located('has a key with a lone surrogate');
+      out += serialize(value[key], depth + 1);
+    }
+    return `${out}}`;
+  } catch (e) {
+    if (e instanceof Located) e.segments.push(`.${key}`);
+    throw e;
   }
 }
 
@@ -119,6 +127,30 @@ export function canonicalize(value: unknown): string {
     if (!(e instanceof Located)) throw e;
     const at = e.segments.reverse().join('');
     throw new JcsError(`JCS: ${at === '' ? 'the value' : `the value at ${at}`} ${e.problem}`);
+  }
+}
+
+/**
+ * JCS of an object whose members named in `preset` are already canonical text
+ * (e.g. a block that is the same in every response): only the other members
+ * are serialized. Same result as `canonicalize` on the whole object.
+ */
+export function canonicalizeWith(value: Record<string, unknown>, preset: Record<string, string>): string {
+  try {
+    const keys = Object.keys(value);
+    if (keys.length > 1) keys.sort();
+    let out = '{';
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      if (i > 0) out += ',';
+      out += `${serializeString(key)}:`;
+      const known = preset[key];
+      out += known !== undefined && Object.hasOwn(preset, key) ? known : serialize(value[key], 1);
+    }
+    return `${out}}`;
+  } catch (e) {
+    if (!(e instanceof Located)) throw e;
+    throw new JcsError(`JCS: the value at ${e.segments.reverse().join('')} ${e.problem}`);
   }
 }
 

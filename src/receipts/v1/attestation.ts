@@ -6,7 +6,7 @@
  * strings are wire format: a change needs a new version, not an edit.
  */
 import type { KeyRing } from '../key-ring.js';
-import { canonicalize } from '../jcs.js';
+import { canonicalize, canonicalizeWith } from '../jcs.js';
 import { parseRfc3339 } from '../time.js';
 
 export const ATTESTATION_CONTEXTS = {
@@ -81,38 +81,26 @@ export interface Attestor {
   attach<T extends Record<string, unknown>>(response: T, options: AttachOptions): SignedResponse<T>;
 }
 
-/**
- * JCS of `response` given the canonical text of its `verify` member, which is
- * the same for every response signed with one key: only the other top-level
- * members are canonicalized.
- */
-function canonicalWithVerify(response: Record<string, unknown>, verifyCanonical: string): string {
-  const keys = Object.keys(response);
-  keys.sort();
-  let out = '{';
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i];
-    if (i > 0) out += ',';
-    out += canonicalize(key);
-    out += ':';
-    out += key === 'verify' ? verifyCanonical : canonicalize(response[key]);
-  }
-  return `${out}}`;
-}
-
 export function createAttestor(options: AttestorOptions): Attestor {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const publicKeyUrl = `${baseUrl}/.well-known/agent-card.json`;
   const mcpUrl = `${baseUrl}/mcp`;
-  let cached: { keyVersion: string; canonical: string } | undefined;
-  const verifyBlock = (keyVersion: string): VerifyBlock => ({
-    public_key_url: publicKeyUrl,
-    key_version: keyVersion,
-    canonicalization: CANONICALIZATION,
-    hash_algorithm: HASH_ALGORITHM,
-    service: options.serviceName,
-    mcp: mcpUrl,
-  });
+  // The verify block is the same for every response signed with one key: built and canonicalized once.
+  let cached: { keyVersion: string; block: VerifyBlock; preset: { verify: string } } | undefined;
+  const verifyBlock = (keyVersion: string) => {
+    if (cached?.keyVersion !== keyVersion) {
+      const block: VerifyBlock = Object.freeze({
+        public_key_url: publicKeyUrl,
+        key_version: keyVersion,
+        canonicalization: CANONICALIZATION,
+        hash_algorithm: HASH_ALGORITHM,
+        service: options.serviceName,
+        mcp: mcpUrl,
+      });
+      cached = { keyVersion, block, preset: { verify: canonicalize(block) } };
+    }
+    return cached;
+  };
   return {
     attach(response, { context, timestamp }) {
       if (!(context in ATTESTATION_CONTEXTS)) throw new Error(`unknown attestation context '${String(context)}'`);
@@ -122,13 +110,14 @@ export function createAttestor(options: AttestorOptions): Attestor {
       }
       const signer = options.keyRing.signer();
       const keyVersion = signer.keyVersion;
-      const block = verifyBlock(keyVersion);
-      if (cached?.keyVersion !== keyVersion) cached = { keyVersion, canonical: canonicalize(block) };
-      // Copied member by member (not spread + delete, which would leave a slow dictionary-mode
-      // object): re-signing replaces the blocks, and they always come last.
-      const unsigned: Record<string, unknown> = {};
-      for (const key of Object.keys(response)) {
-        if (key !== 'verify' && key !== 'attestation') unsigned[key] = response[key];
+      const { block, preset } = verifyBlock(keyVersion);
+      // A spread clone keeps V8's fast object layout (copying key by key or deleting would
+      // switch a 30-member response to slow dictionary mode, which costs more than the hashing).
+      // Re-signing replaces the blocks, and they always come last.
+      let unsigned: Record<string, unknown> = { ...response };
+      if ('verify' in unsigned || 'attestation' in unsigned) {
+        const { verify: _v, attestation: _a, ...rest } = unsigned;
+        unsigned = rest;
       }
       unsigned.verify = block;
       const input =
@@ -136,7 +125,7 @@ export function createAttestor(options: AttestorOptions): Attestor {
         `,"attested_at":${canonicalize(timestamp)}` +
         `,"context":${canonicalize(ATTESTATION_CONTEXTS[context])}` +
         `,"key_version":${canonicalize(keyVersion)}` +
-        `,"response":${canonicalWithVerify(unsigned, cached.canonical)}}`;
+        `,"response":${canonicalizeWith(unsigned, preset)}}`;
       const signature = signer.sign(Buffer.from(input, 'utf8')).toString('base64');
       unsigned.attestation = {
         algorithm: SIGNATURE_ALGORITHM,
