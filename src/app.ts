@@ -90,7 +90,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
 
     const payments = createPayments({ config: config.payments, store, serviceName: config.serviceName, ...options.payments });
     // Fetch the facilitator's supported kinds now; when it is unreachable the gate retries on first use.
-    await payments?.gate.initialize().catch(() => undefined);
+    const paymentsInitError: unknown = payments ? await payments.gate.initialize().then(() => null, (e: unknown) => e) : null;
 
     const server = await createHttpServer({
       config,
@@ -111,6 +111,10 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         return { database, signingKey };
       },
     });
+
+    if (paymentsInitError) {
+      server.app.log.warn({ err: paymentsInitError }, 'x402: the facilitator is not ready; paid routes answer 503 until it is (retried on each paid request)');
+    }
 
     let closed: Promise<void> | undefined;
     return {
