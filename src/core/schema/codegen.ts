@@ -5,8 +5,8 @@
  * property reads are static and counting is a local increment. Everything else
  * is delegated to the keyword's closure, and a failing check is re-run through
  * its closure, which reports it; so failures and counts are identical to the
- * closure path by construction. Used only when no annotations are collected
- * (no unevaluated*, no undeclared-property collection, no dynamic scope).
+ * closure path by construction. Used only where no annotations are collected
+ * (no unevaluated* at the generated locations, no dynamic scope).
  */
 import type { Json, JsonObject } from '../types.js';
 import type { KeywordGroup } from './keyword.js';
@@ -21,6 +21,8 @@ export interface CompiledKeyword {
   keyword: string;
   group: KeywordGroup;
   fn: Validate;
+  /** For `$ref`: the schema it resolves to (inlined when possible). */
+  target?: Json;
 }
 
 export interface CodegenSource {
@@ -38,6 +40,10 @@ const MAX_DEPTH = 8;
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
+function pops(n: number): string {
+  return 'ctx.path.pop(); '.repeat(n).trim();
+}
+
 interface Env {
   values: unknown[];
 }
@@ -46,6 +52,8 @@ class Generator {
   private readonly lines: string[] = [];
   private n = 0;
   private inlined = 0;
+  /** Schemas being inlined (a recursive `$ref` is called, not inlined). */
+  private readonly stack: JsonObject[] = [];
   readonly env: Env = { values: [] };
 
   constructor(private readonly src: CodegenSource) {}
@@ -78,7 +86,7 @@ class Generator {
       return;
     }
     this.emit(`ctx.path.push(${segs.join(', ')});`);
-    this.emit(`r = ${f}(${data}, ctx, null); ctx.path.length = L0;`);
+    this.emit(`r = ${f}(${data}, ctx, null); ${pops(segs.length)}`);
     this.emit(`if (!r) { if (!s) return false; ok = false; }`);
   }
 
@@ -87,7 +95,7 @@ class Generator {
     const f = this.v(fn);
     this.emit(`if (${cond}) P++; else {`);
     this.emit(`  if (!s) return false; ok = false;`);
-    if (segs.length > 0) this.emit(`  ctx.path.push(${segs.join(', ')}); ${f}(${data}, ctx, null); ctx.path.length = L0;`);
+    if (segs.length > 0) this.emit(`  ctx.path.push(${segs.join(', ')}); ${f}(${data}, ctx, null); ${pops(segs.length)}`);
     else this.emit(`  ${f}(${data}, ctx, null);`);
     this.emit(`}`);
   }
@@ -173,6 +181,7 @@ class Generator {
   /** Emit the code of an object schema applied to `d`, at path `segs` below the function's root. */
   node(schema: JsonObject, d: string, segs: string[], depth: number): void {
     this.inlined++;
+    this.stack.push(schema);
     const kws = this.src.keywordsOf(schema)!;
     const dialect = this.src.dialectOf(schema);
     const byGroup: Record<'number' | 'string' | 'array' | 'object', CompiledKeyword[]> = { number: [], string: [], array: [], object: [] };
@@ -194,12 +203,17 @@ class Generator {
       this.emit('}');
       first = false;
     }
+    this.stack.pop();
   }
 
   private keyword(schema: JsonObject, k: CompiledKeyword, d: string, segs: string[], depth: number, dialect: Dialect): void {
     const value = schema[k.keyword];
     if (k.keyword === 'properties') {
       const props = value as JsonObject;
+      const keys = Object.keys(props);
+      if (keys.length > 0) {
+        this.emit(`if (D) ctx.declareKeys(${d}, ${this.v(keys)});`);
+      }
       for (const key of Object.keys(props)) {
         const sub = props[key];
         if (sub === true) continue;
@@ -221,13 +235,21 @@ class Generator {
       this.emit('}');
       return;
     }
-    const c = k.keyword === '$ref' ? null : this.cond(k.keyword, value, d, dialect);
+    if (k.keyword === '$ref') {
+      if (k.target !== undefined && this.inlinable(k.target, depth + 1) && !this.stack.includes(k.target)) {
+        this.node(k.target, d, segs, depth + 1);
+      } else {
+        this.callAt(k.fn, d, segs);
+      }
+      return;
+    }
+    const c = this.cond(k.keyword, value, d, dialect);
     if (c === null) this.callAt(k.fn, d, segs);
     else this.check(c, k.fn, d, segs);
   }
 
   private child(sub: Json, parent: JsonObject, keyword: string, key: string | undefined, d: string, segs: string[], depth: number): void {
-    if (this.inlinable(sub, depth + 1)) {
+    if (this.inlinable(sub, depth + 1) && !this.stack.includes(sub)) {
       this.node(sub, d, segs, depth + 1);
       return;
     }
@@ -239,7 +261,7 @@ class Generator {
     this.node(root, 'd', [], 0);
     const body = [
       'const s = ctx.silent === 0;',
-      'const L0 = ctx.path.length;',
+      'const D = ctx.declared !== null;',
       'let ok = true; let P = 0; let r = true;',
       ...this.lines,
       'if (s) { ctx.passed += P; ctx.total += P; }',

@@ -51,6 +51,8 @@ export interface CompilerOptions {
   resources?: ReadonlyMap<string, Json>;
   assertFormats: boolean;
   defaultDialect: Dialect;
+  /** Put generated code in front of the closures (see codegen.ts). */
+  generatedCode: boolean;
 }
 
 export interface CompiledRoot {
@@ -84,7 +86,7 @@ export class Compiler {
     const entry = this.scanDocument(schema, DEFAULT_BASE, dialect, '#');
     const holder = this.compileAt(schema, entry.info ?? this.infoFor(schema, entry));
     this.finishDynamic();
-    if (!this.state.dynamic) {
+    if (!this.state.dynamic && this.options.generatedCode) {
       this.accelerate(schema, holder);
       for (const t of this.refTargets) this.accelerate(t.node, t.holder);
     }
@@ -108,7 +110,7 @@ export class Compiler {
     const fast = generate(node, src);
     if (fast === null) return;
     const slow = holder.fn;
-    holder.fn = (data, ctx, ev) => (ev === null && ctx.declared === null ? fast(data, ctx, null) : slow(data, ctx, ev));
+    holder.fn = (data, ctx, ev) => (ev === null ? fast(data, ctx, null) : slow(data, ctx, ev));
     (holder as { fast?: boolean }).fast = true;
   }
 
@@ -299,7 +301,7 @@ export class Compiler {
         if (keyword === '$recursiveRef' && d.version !== 2019) continue;
         const fn = compileRefKeyword(ctx);
         groups.any.push(fn);
-        recorded.push({ keyword, group: 'any', fn });
+        recorded.push({ keyword, group: 'any', fn, target: keyword === '$ref' ? this.resolveRef(value as string, info).node : undefined });
         continue;
       }
       if (!d.keywords.has(keyword)) continue;

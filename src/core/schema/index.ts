@@ -14,7 +14,7 @@ import {
 } from './engine.js';
 import { Compiler } from './compiler.js';
 import { DIALECT_2020, standardDialect } from './dialects.js';
-import { EvalContext, NO_FAILURES, formatPath } from './runtime.js';
+import { EvalContext, NO_FAILURES, formatPath, type Declaration } from './runtime.js';
 
 export { SchemaCompileError } from './engine.js';
 export type {
@@ -24,6 +24,11 @@ export type {
 export interface SchemaEngineOptions {
   /** Default for CompileOptions.assertFormats (true). */
   assertFormats?: boolean;
+  /**
+   * Generate JavaScript for the common keywords (default true). Off, every
+   * keyword runs as a closure: same results, slower; tests compare the two.
+   */
+  generatedCode?: boolean;
 }
 
 export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): SchemaEngine {
@@ -43,6 +48,7 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
         resources: options.resources,
         assertFormats: options.assertFormats ?? engineOptions.assertFormats ?? true,
         defaultDialect: fallback,
+        generatedCode: engineOptions.generatedCode ?? true,
       });
       const root = compiler.compileRoot(schema);
       const validate = root.validate;
@@ -56,7 +62,7 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
           else spare = null;
           ctx.reset();
           const collect = evalOptions?.collectUndeclared === true;
-          if (collect) ctx.declared = new Map();
+          if (collect) ctx.declared = [];
           let valid: boolean;
           try {
             valid = validate(instance, ctx, null);
@@ -95,8 +101,28 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
   };
 }
 
+type Declared = string | readonly string[] | true;
+
+function declares(what: Declared, key: string): boolean {
+  return what === true || (typeof what === 'string' ? what === key : what.includes(key));
+}
+
 /** Every object property no applying schema declared, as concrete paths (not descending into undeclared values). */
-function findUndeclared(instance: Json, declared: Map<object, Set<string> | true>): string[] {
+/** Several declarations for one object (distinct from a key list, which is also an array). */
+class Many {
+  constructor(readonly items: Declared[]) {}
+}
+
+function findUndeclared(instance: Json, list: Declaration[]): string[] {
+  const byObject = new Map<object, Declared | Many>();
+  for (let i = 0; i < list.length; i += 2) {
+    const obj = list[i] as object;
+    const what = list[i + 1] as Declared;
+    const cur = byObject.get(obj);
+    if (cur === undefined) byObject.set(obj, what);
+    else if (cur instanceof Many) cur.items.push(what);
+    else byObject.set(obj, new Many([cur, what]));
+  }
   const out: string[] = [];
   const path: Array<string | number> = [];
   const walk = (v: Json): void => {
@@ -109,11 +135,15 @@ function findUndeclared(instance: Json, declared: Map<object, Set<string> | true
       }
       return;
     }
-    const d = declared.get(v);
-    for (const key of Object.keys(v as JsonObject)) {
-      if (d === true || (d !== undefined && d.has(key))) {
+    const d = byObject.get(v);
+    for (const key of Object.keys(v)) {
+      let ok = false;
+      if (d instanceof Many) {
+        for (const w of d.items) if (declares(w, key)) { ok = true; break; }
+      } else if (d !== undefined) ok = declares(d, key);
+      if (ok) {
         path.push(key);
-        walk((v as JsonObject)[key]);
+        walk(v[key]);
         path.pop();
       } else {
         out.push(formatPath(path, key));

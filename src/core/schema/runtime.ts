@@ -77,8 +77,12 @@ export class EvalContext {
   path: Array<string | number> = [];
   /** Dynamic scope: resources entered, outermost first. */
   dyn: ResourceRecord[] = [];
-  /** Objects → keys declared by some applying schema (`true`: all), when collecting undeclared properties. */
-  declared: Map<object, Set<string> | true> | null = null;
+  /**
+   * When collecting undeclared properties: flat pairs (object, what it declares),
+   * `what` being a key list, one key or `true` (all). Appending is cheaper than
+   * keeping a map per object during evaluation; see findUndeclared().
+   */
+  declared: Declaration[] | null = null;
 
   reset(): void {
     this.silent = 0;
@@ -92,17 +96,19 @@ export class EvalContext {
   }
 
   declare(obj: object, key: string): void {
-    const d = this.declared!;
-    const cur = d.get(obj);
-    if (cur === true) return;
-    if (cur === undefined) d.set(obj, new Set([key]));
-    else cur.add(key);
+    this.declared!.push(obj, key);
+  }
+
+  declareKeys(obj: object, keys: readonly string[]): void {
+    this.declared!.push(obj, keys);
   }
 
   declareAll(obj: object): void {
-    this.declared!.set(obj, true);
+    this.declared!.push(obj, true);
   }
 }
+
+export type Declaration = object | string | readonly string[] | true;
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 

@@ -180,7 +180,7 @@ export const propertiesKeyword: KeywordDefinition = {
         }
         if (ev !== null) ev.addProp(key);
       }
-      if (ctx.declared !== null) for (let i = 0; i < n; i++) ctx.declare(o, keys[i]);
+      if (ctx.declared !== null) ctx.declareKeys(o, keys);
       return ok;
     };
   },

@@ -39,8 +39,8 @@ export const maxLengthKeyword = length('maxLength', '<=', false);
 /** Compile a pattern, turning a bad one into a coded compile error. */
 export function patternOf(source: string, path: string): { test(s: string): boolean } {
   try {
-    const safe = compilePattern(source);
-    return boundedPattern(source) ?? safe;
+    // a bounded pattern is valid exactly when V8 accepts it with `u`, which boundedPattern checks
+    return boundedPattern(source) ?? compilePattern(source);
   } catch (e) {
     const reason = e instanceof Error ? e.message : String(e);
     throw new SchemaCompileError({ kind: 'invalid_pattern', path, reason }, `invalid pattern at ${path}: ${reason}`);
