@@ -3,7 +3,7 @@
  * times, counting checks as SPEC §2.1 defines them. Also a bounded LRU cache of
  * compiled schemas keyed by the caller (the schema hash).
  */
-import type { Json, JsonObject } from '../types.js';
+import type { Json } from '../types.js';
 import {
   SchemaCompileError,
   type CompileOptions,
