@@ -88,7 +88,15 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       listCap: config.listCap,
     });
 
-    const payments = createPayments({ config: config.payments, store, serviceName: config.serviceName, ...options.payments });
+    // The HTTP logger exists only once the server does; payment warnings go to it from then on.
+    const paymentLog: { current?: FastifyInstance['log'] } = {};
+    const payments = createPayments({
+      config: config.payments,
+      store,
+      serviceName: config.serviceName,
+      log: { warn: (obj, msg) => paymentLog.current?.warn(obj as object, msg) },
+      ...options.payments,
+    });
     // Fetch the facilitator's supported kinds now; when it is unreachable the gate retries on first use.
     const paymentsInitError: unknown = payments ? await payments.gate.initialize().then(() => null, (e: unknown) => e) : null;
 
@@ -112,6 +120,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       },
     });
 
+    paymentLog.current = server.app.log;
     if (paymentsInitError) {
       server.app.log.warn({ err: paymentsInitError }, 'x402: the facilitator is not ready; paid routes answer 503 until it is (retried on each paid request)');
     }
