@@ -10,7 +10,7 @@
  */
 import * as nodeCrypto from 'node:crypto';
 import type { Bound, Json, ParsedRequest, Rule, VerificationRequest } from '../core/types.js';
-import { canonicalize } from './jcs.js';
+import { canonicalize, sortKeys } from './jcs.js';
 
 export interface ReceiptHashes {
   output_hash: string;
@@ -61,7 +61,7 @@ function canonicalBounds(bounds: Record<string, Bound> | null): string {
   if (!bounds) return 'null';
   const keys = Object.keys(bounds);
   if (keys.length === 0) return 'null';
-  keys.sort();
+  sortKeys(keys);
   let out = '{';
   for (let i = 0; i < keys.length; i++) out += `${i > 0 ? ',' : ''}${canonicalize(keys[i])}:${canonicalBound(bounds[keys[i]])}`;
   return `${out}}`;

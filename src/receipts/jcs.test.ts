@@ -222,6 +222,16 @@ describe('byte-identical to the canonicalize package (differential)', () => {
       { numRuns: 3000 },
     );
   });
+  it('key order is UTF-16 code-unit order, for small and large objects', () => {
+    const small = { '\ue000': 1, '😀': 2, a: 3, A: 4, '': 5 };
+    expect(canonicalize(small)).toBe('{"":5,"A":4,"a":3,"😀":2,"\ue000":1}');
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ unit: 'binary', maxLength: 4 }), fc.integer(), { minKeys: 41, maxKeys: 120 }), (big) => {
+        expect(canonicalize(big)).toBe(canonicalizeReference(big));
+      }),
+      { numRuns: 200 },
+    );
+  });
   it('cyclic values throw JcsError instead of overflowing the stack', () => {
     const a: Record<string, unknown> = {};
     a.self = a;

@@ -54,6 +54,25 @@ function serializeString(s: string): string {
   return JSON.stringify(s);
 }
 
+/**
+ * Sorts keys by UTF-16 code units (the order RFC 8785 §3.2.3 requires; `<` on
+ * strings compares code units). Objects here are small, where a plain
+ * insertion sort beats Array.prototype.sort's generic comparator.
+ */
+export function sortKeys(keys: string[]): string[] {
+  if (keys.length > 40) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i];
+    let j = i - 1;
+    while (j >= 0 && keys[j] > k) {
+      keys[j + 1] = keys[j];
+      j--;
+    }
+    keys[j + 1] = k;
+  }
+  return keys;
+}
+
 function serialize(value: unknown, depth: number): string {
   switch (typeof value) {
     case 'string':
@@ -95,9 +114,7 @@ function serializeArray(value: unknown[], depth: number): string {
 function serializeObject(value: Record<string, unknown>, depth: number): string {
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) throw new Located('is not a plain JSON object');
-  const keys = Object.keys(value);
-  // Default sort compares UTF-16 code units: the order RFC 8785 §3.2.3 requires.
-  if (keys.length > 1) keys.sort();
+  const keys = sortKeys(Object.keys(value));
   let key = '';
   try {
     let out = '{';
@@ -137,8 +154,7 @@ export function canonicalize(value: unknown): string {
  */
 export function canonicalizeWith(value: Record<string, unknown>, preset: Record<string, string>): string {
   try {
-    const keys = Object.keys(value);
-    if (keys.length > 1) keys.sort();
+    const keys = sortKeys(Object.keys(value));
     let out = '{';
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i];
