@@ -23,7 +23,6 @@ import { createHttpMetrics } from './metrics.js';
 // x402 payments (src/payments): REST handlers, MCP admission and the built-in facilitator endpoints.
 import type { FacilitatorClient } from '@x402/core/server';
 import type { PaymentGate } from '../payments/gate.js';
-import { registerFacilitatorRoutes } from '../payments/local-facilitator.js';
 import { createPaymentAdmission } from '../payments/mcp-admission.js';
 import { handlePaidScore, handlePaidVerify, type PaidRestContext } from '../payments/rest.js';
 import { paymentRequiredResponse } from '../payments/openapi.js';
@@ -352,6 +351,8 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     });
   }
   if (options.localFacilitator) {
+    // Loaded only when used: the facilitator pulls in the EVM client stack (slow to import, ~45 MiB).
+    const { registerFacilitatorRoutes } = await import('../payments/local-facilitator.js');
     await registerFacilitatorRoutes(app, options.localFacilitator, { prefix: '/facilitator' });
   }
 
