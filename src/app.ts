@@ -20,7 +20,7 @@ import { attestationExtension, createAttestor, createKeyRing, createReceiptIssue
 import { createVerifierService } from './service/verifier-service.js';
 import type { VerifierServiceImpl } from './service/verifier-service.js';
 import { openStore } from './store/index.js';
-import { createPayments, type Payments, type PaymentsOptions } from './payments/index.js';
+import type { Payments, PaymentsOptions } from './payments/index.js';
 import type { Store } from './store/store.js';
 
 export interface CreateAppOptions {
@@ -90,13 +90,16 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
 
     // The HTTP logger exists only once the server does; payment warnings go to it from then on.
     const paymentLog: { current?: FastifyInstance['log'] } = {};
-    const payments = createPayments({
-      config: config.payments,
-      store,
-      serviceName: config.serviceName,
-      log: { warn: (obj, msg) => paymentLog.current?.warn(obj as object, msg) },
-      ...options.payments,
-    });
+    // Imported only when payments are on: the x402 client stack is slow to load and large in memory.
+    const payments = config.payments.enabled
+      ? (await import('./payments/index.js')).createPayments({
+          config: config.payments,
+          store,
+          serviceName: config.serviceName,
+          log: { warn: (obj, msg) => paymentLog.current?.warn(obj as object, msg) },
+          ...options.payments,
+        })
+      : null;
     // Fetch the facilitator's supported kinds now; when it is unreachable the gate retries on first use.
     const paymentsInitError: unknown = payments ? await payments.gate.initialize().then(() => null, (e: unknown) => e) : null;
 
