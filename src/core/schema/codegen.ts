@@ -243,6 +243,20 @@ class Generator {
       }
       return;
     }
+    if (k.keyword === 'additionalProperties' && value === false && schema.patternProperties === undefined) {
+      // the shape strict structured-output schemas use everywhere: an inline key scan
+      const props = schema.properties;
+      const declared =
+        dialect.keywords.has('properties') && typeof props === 'object' && props !== null && !Array.isArray(props) ? Object.keys(props) : [];
+      const key = this.id('k');
+      const extra = this.id('x');
+      const test =
+        declared.length === 0 ? 'true' : declared.length <= 8 ? declared.map((p) => `${key} !== ${JSON.stringify(p)}`).join(' && ') : `!${this.v(new Set(declared))}.has(${key})`;
+      this.emit(`let ${extra} = false;`);
+      this.emit(`for (const ${key} in ${d}) { if (${test} && H.call(${d}, ${key})) { ${extra} = true; break; } }`);
+      this.check(`!${extra}`, k.fn, d, segs);
+      return;
+    }
     const c = this.cond(k.keyword, value, d, dialect);
     if (c === null) this.callAt(k.fn, d, segs);
     else this.check(c, k.fn, d, segs);
