@@ -60,6 +60,8 @@ describe('HTTP: error shapes', () => {
     const b = await expectError(await postJson(srv.base, '/verify/schema', JSON.stringify({ task_id: SECRET, unknown_field: SECRET })), 'invalid_request', 422);
     expect(b.fields.length).toBeGreaterThan(0);
     await expectError(await fetch(`${srv.base}/reputation/a?limit=0`), 'invalid_request', 422);
+    const cursor = await expectError(await fetch(`${srv.base}/reputation/a?cursor=${SECRET}`), 'invalid_request', 422);
+    expect(cursor.fields[0].field).toBe('cursor');
     await expectError(await fetch(`${srv.base}/score/test-x`), 'invalid_request', 422);
   });
 
