@@ -152,7 +152,7 @@ class Generator {
       case 'pattern':
         return `${this.v(patternOf(value as string, ''))}.test(${d})`;
       case 'format': {
-        const f = getFormat(value as string, dialect.id);
+        const f = getFormat(value as string, dialect.standard);
         return f === undefined ? null : `${this.v(f)}(${d})`;
       }
       case 'minItems':

@@ -18,6 +18,8 @@ export interface Dialect {
   readonly keywords: ReadonlySet<string>;
   /** `format` asserts by vocabulary (2020-12 format-assertion), regardless of options. */
   readonly formatAssertion: boolean;
+  /** The standard meta-schema this dialect builds on (what format checks are selected by). */
+  readonly standard: string;
 }
 
 const VALIDATION = [
@@ -57,9 +59,9 @@ function allOf(v: Record<string, string[]>): Set<string> {
   return new Set(Object.values(v).flat());
 }
 
-export const DIALECT_2020: Dialect = { id: DRAFT_2020_12, version: 2020, keywords: allOf(VOCAB_2020), formatAssertion: false };
-export const DIALECT_2019: Dialect = { id: DRAFT_2019_09, version: 2019, keywords: allOf(VOCAB_2019), formatAssertion: false };
-export const DIALECT_07: Dialect = { id: DRAFT_07, version: 7, keywords: DRAFT7_KEYWORDS, formatAssertion: false };
+export const DIALECT_2020: Dialect = { id: DRAFT_2020_12, version: 2020, keywords: allOf(VOCAB_2020), formatAssertion: false, standard: DRAFT_2020_12 };
+export const DIALECT_2019: Dialect = { id: DRAFT_2019_09, version: 2019, keywords: allOf(VOCAB_2019), formatAssertion: false, standard: DRAFT_2019_09 };
+export const DIALECT_07: Dialect = { id: DRAFT_07, version: 7, keywords: DRAFT7_KEYWORDS, formatAssertion: false, standard: DRAFT_07 };
 
 /** The standard dialect for a `$schema` value, or undefined when it is not one we know. */
 export function standardDialect(uri: string): Dialect | undefined {
@@ -97,7 +99,7 @@ export function vocabularyDialect(id: string, base: Dialect, vocabulary: Record<
     for (const k of kws) keywords.add(k);
     if (vocab.endsWith('/format-assertion')) formatAssertion = true;
   }
-  return { id, version: base.version, keywords, formatAssertion };
+  return { id, version: base.version, keywords, formatAssertion, standard: base.standard };
 }
 
 /** Keywords whose value is one subschema. */

@@ -71,7 +71,7 @@ export const formatKeyword: KeywordDefinition = {
   compile(k) {
     if (typeof k.value !== 'string') return k.invalid('format must be a string');
     if (!k.state.assertFormats && !k.dialect.formatAssertion) return null;
-    const check = getFormat(k.value, k.dialect.id);
+    const check = getFormat(k.value, k.dialect.standard);
     if (check === undefined) return null;
     const sp = k.schemaPath;
     const expected = `format ${k.value}`;
