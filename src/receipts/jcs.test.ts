@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { canonicalize, canonicalizeReference, JcsError, serializeNumber } from './jcs.js';
+import { canonicalize, canonicalizeReference, canonicalizeWith, JcsError, serializeNumber } from './jcs.js';
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const jcsDir = path.resolve(projectRoot, '..', 'shared', 'conformance', 'jcs');
@@ -231,6 +231,16 @@ describe('byte-identical to the canonicalize package (differential)', () => {
       }),
       { numRuns: 200 },
     );
+  });
+  it('canonicalizeWith splices a known member and matches canonicalize', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ unit: 'binary', maxLength: 6 }), fc.jsonValue({ maxDepth: 3 })), fc.jsonValue({ maxDepth: 3 }), (obj, block) => {
+        const value = { ...obj, verify: block } as Record<string, unknown>;
+        expect(canonicalizeWith(value, 'verify', canonicalize(block))).toBe(canonicalize(value));
+      }),
+      { numRuns: 500 },
+    );
+    expect(() => canonicalizeWith({ a: { b: ['\ud800'] }, verify: 1 }, 'verify', '1')).toThrow(/\.a\.b\[0\] holds a lone surrogate/);
   });
   it('cyclic values throw JcsError instead of overflowing the stack', () => {
     const a: Record<string, unknown> = {};

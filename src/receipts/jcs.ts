@@ -55,6 +55,26 @@ function serializeString(s: string): string {
 }
 
 /**
+ * `"key":` for a member name. Responses and requests reuse a small vocabulary
+ * of keys, so their serialized forms are memoized; the memo is bounded (size
+ * and key length) because keys of a submitted output are the caller's choice.
+ */
+const memberNames = new Map<string, string>();
+const MEMO_ENTRIES = 2048;
+const MEMO_KEY_LENGTH = 64;
+
+function memberName(key: string): string {
+  const known = memberNames.get(key);
+  if (known !== undefined) return known;
+  let name: string;
+  if (VERBATIM.test(key)) name = `"${key}":`;
+  else if (isWellFormed(key)) name = `${JSON.stringify(key)}:`;
+  else throw new Located('has a key with a lone surrogate');
+  if (memberNames.size < MEMO_ENTRIES && key.length <= MEMO_KEY_LENGTH) memberNames.set(key, name);
+  return name;
+}
+
+/**
  * Sorts keys by UTF-16 code units (the order RFC 8785 §3.2.3 requires; `<` on
  * strings compares code units). Objects here are small, where a plain
  * insertion sort beats Array.prototype.sort's generic comparator.
@@ -121,9 +141,7 @@ function serializeObject(value: Record<string, unknown>, depth: number): string 
     for (let i = 0; i < keys.length; i++) {
       key = keys[i];
       if (i > 0) out += ',';
-      if (VERBATIM.test(key)) out += `"${key}":`;
-      else if (isWellFormed(key)) out += `${JSON.stringify(key)}:`;
-      else throw new Located('has a key with a lone surrogate');
+      out += memberName(key);
       out += serialize(value[key], depth + 1);
     }
     return `${out}}`;
@@ -148,25 +166,26 @@ export function canonicalize(value: unknown): string {
 }
 
 /**
- * JCS of an object whose members named in `preset` are already canonical text
- * (e.g. a block that is the same in every response): only the other members
- * are serialized. Same result as `canonicalize` on the whole object.
+ * JCS of an object one of whose members (`presetKey`) is already known as
+ * canonical text (e.g. a block that is the same in every response): the
+ * other members are serialized, that one is spliced in. Same result as
+ * `canonicalize` on the whole object.
  */
-export function canonicalizeWith(value: Record<string, unknown>, preset: Record<string, string>): string {
+export function canonicalizeWith(value: Record<string, unknown>, presetKey: string, presetText: string): string {
+  let key = '';
   try {
     const keys = sortKeys(Object.keys(value));
     let out = '{';
     for (let i = 0; i < keys.length; i++) {
-      const key = keys[i];
+      key = keys[i];
       if (i > 0) out += ',';
-      out += `${serializeString(key)}:`;
-      const known = preset[key];
-      out += known !== undefined && Object.hasOwn(preset, key) ? known : serialize(value[key], 1);
+      out += memberName(key);
+      out += key === presetKey ? presetText : serialize(value[key], 1);
     }
     return `${out}}`;
   } catch (e) {
     if (!(e instanceof Located)) throw e;
-    throw new JcsError(`JCS: the value at ${e.segments.reverse().join('')} ${e.problem}`);
+    throw new JcsError(`JCS: the value at .${key}${e.segments.reverse().join('')} ${e.problem}`);
   }
 }
 

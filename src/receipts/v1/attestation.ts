@@ -86,7 +86,7 @@ export function createAttestor(options: AttestorOptions): Attestor {
   const publicKeyUrl = `${baseUrl}/.well-known/agent-card.json`;
   const mcpUrl = `${baseUrl}/mcp`;
   // The verify block is the same for every response signed with one key: built and canonicalized once.
-  let cached: { keyVersion: string; block: VerifyBlock; preset: { verify: string } } | undefined;
+  let cached: { keyVersion: string; block: VerifyBlock; canonical: string } | undefined;
   const verifyBlock = (keyVersion: string) => {
     if (cached?.keyVersion !== keyVersion) {
       const block: VerifyBlock = Object.freeze({
@@ -97,7 +97,7 @@ export function createAttestor(options: AttestorOptions): Attestor {
         service: options.serviceName,
         mcp: mcpUrl,
       });
-      cached = { keyVersion, block, preset: { verify: canonicalize(block) } };
+      cached = { keyVersion, block, canonical: canonicalize(block) };
     }
     return cached;
   };
@@ -110,7 +110,7 @@ export function createAttestor(options: AttestorOptions): Attestor {
       }
       const signer = options.keyRing.signer();
       const keyVersion = signer.keyVersion;
-      const { block, preset } = verifyBlock(keyVersion);
+      const { block, canonical } = verifyBlock(keyVersion);
       // A spread clone keeps V8's fast object layout (copying key by key or deleting would
       // switch a 30-member response to slow dictionary mode, which costs more than the hashing).
       // Re-signing replaces the blocks, and they always come last.
@@ -125,7 +125,7 @@ export function createAttestor(options: AttestorOptions): Attestor {
         `,"attested_at":${canonicalize(timestamp)}` +
         `,"context":${canonicalize(ATTESTATION_CONTEXTS[context])}` +
         `,"key_version":${canonicalize(keyVersion)}` +
-        `,"response":${canonicalizeWith(unsigned, preset)}}`;
+        `,"response":${canonicalizeWith(unsigned, 'verify', canonical)}}`;
       const signature = signer.sign(Buffer.from(input, 'utf8')).toString('base64');
       unsigned.attestation = {
         algorithm: SIGNATURE_ALGORITHM,
