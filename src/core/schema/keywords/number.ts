@@ -37,7 +37,8 @@ export const exclusiveMaximumKeyword = bound('exclusiveMaximum', '<', (a, b) => 
 export function isMultipleOf(n: number, m: number): boolean {
   if (Number.isInteger(n) && Number.isInteger(m)) return n % m === 0;
   const q = n / m;
-  if (!Number.isFinite(q)) return false;
+  // n / m overflows for huge n: an integer is still a multiple of 1/k
+  if (!Number.isFinite(q)) return Number.isInteger(n) && Number.isInteger(1 / m);
   if (Number.isInteger(q)) return true;
   const r = Math.round(q);
   return Math.abs(q - r) <= Math.abs(q) * 1e-12 + 1e-12 && Number.isSafeInteger(r);
