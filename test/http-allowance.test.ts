@@ -67,6 +67,13 @@ describe('HTTP: free allowance', () => {
     const dup = await postJson(srv.base, '/verify/schema', '{"task_id":"x","task_id":"y"}', as('203.0.113.5'));
     expect(dup.status).toBe(422);
 
+    // Valid JSON, but the schema cannot be compiled: found only after the unit was taken, so it is given back.
+    const unresolved = JSON.stringify({ task_id: 'x', expected_schema: { $ref: 'https://schemas.example.com/missing.json' }, submitted_output: {} });
+    const refRes = await postJson(srv.base, '/verify/schema', unresolved, as('203.0.113.5'));
+    expect(refRes.status).toBe(422);
+    expect(((await refRes.json()) as any).code).toBe('invalid_request');
+    expect(refRes.headers.get('free-allowance-remaining')).toBe('3');
+
     const ok = await postJson(srv.base, '/verify/schema', request, as('203.0.113.5'));
     expect(ok.status).toBe(200);
     expect(ok.headers.get('free-allowance-remaining')).toBe('2');

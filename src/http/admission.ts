@@ -70,6 +70,8 @@ export async function admitVerification(ctx: AdmissionContext, request: FastifyR
       if (released) return;
       released = true;
       await ctx.service.refundAllowance(client);
+      // The headers were set when the unit was taken; tell the client it got it back.
+      setAllowanceHeaders(reply, await ctx.service.peekAllowance(client));
     },
   };
 }
