@@ -115,15 +115,18 @@ describe('file key ring', () => {
     expect(readdirSync(dir).filter((f) => f.endsWith('.pem'))).toHaveLength(3);
   });
 
-  it('reload picks up a rotation made by another process', () => {
+  it('a rotation made by another process is picked up before the next signature', () => {
     const a = createKeyRing({ dir });
     const b = createKeyRing({ dir });
     const k1 = a.signer().keyVersion;
     expect(b.signer().keyVersion).toBe(k1);
     const k2 = b.rotate().keyVersion;
-    expect(a.signer().keyVersion).toBe(k1);
-    a.reload();
+    // The directory changed: the next signature already uses the new key, without an explicit reload.
     expect(a.signer().keyVersion).toBe(k2);
+    expect(a.find(k1)?.status).toBe('retired');
+    const k3 = b.rotate().keyVersion;
+    a.reload();
+    expect(a.signer().keyVersion).toBe(k3);
   });
 
   it('no output, error or handle ever contains the private key', () => {

@@ -10,7 +10,7 @@
  * a log by accident.
  */
 import { generateKeyPairSync, randomBytes, sign as edSign, type KeyObject } from 'node:crypto';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { privateKeyFromPem, PUBLIC_KEY_ENCODING, rawPublicKeyBase64 } from './ed25519.js';
 import { rfc3339Seconds } from './time.js';
@@ -54,7 +54,7 @@ export interface KeyRing {
   find(keyVersion: string): PublicKeyInfo | undefined;
   /** Adds a new active key and retires the current one (notAfter = now); on an empty ring, generates the first. */
   rotate(): PublicKeyInfo;
-  /** Re-reads the key store (another process may have rotated). */
+  /** Re-reads the key store now (a file ring also does so by itself when its directory changes). */
   reload(): void;
 }
 
@@ -206,9 +206,22 @@ export function createKeyRing(options: KeyRingOptions): KeyRing {
     throw new Error('could not allocate a new key version');
   }
 
-  /** Every key on disk, without generating one (listing must not create keys). */
+  /** mtime of the keys directory when it was last read: adding or retiring a key renames a file into it. */
+  let seenMtime: number | undefined;
+  const dirMtime = (): number | undefined => statSync(dir, { throwIfNoEntry: false })?.mtimeMs;
+
+  /**
+   * Every key on disk, without generating one (listing must not create keys).
+   * Re-read when the directory changed, so that a rotation made by another
+   * process (`aov keys rotate`, another instance sharing the directory) is
+   * picked up before the next signature instead of signing with a retired key.
+   */
   function loaded(): LoadedKey[] {
-    if (!keys) keys = load();
+    const mtime = dirMtime();
+    if (!keys || mtime !== seenMtime) {
+      keys = load();
+      seenMtime = mtime;
+    }
     return keys;
   }
 
@@ -217,6 +230,7 @@ export function createKeyRing(options: KeyRingOptions): KeyRing {
     if (!k) {
       k = generate(clock());
       keys = [...loaded(), k].sort(byAge);
+      seenMtime = dirMtime();
     }
     return k;
   }
@@ -239,10 +253,12 @@ export function createKeyRing(options: KeyRingOptions): KeyRing {
         writeMeta(meta, old.createdAt);
       }
       keys = load();
+      seenMtime = dirMtime();
       return { ...fresh.info };
     },
     reload: () => {
       keys = load();
+      seenMtime = dirMtime();
     },
   };
 }
