@@ -161,6 +161,8 @@ export class Compiler {
   private scanDocument(doc: Json, retrievalUri: string, dialect: Dialect, pathPrefix: string): ResourceEntry {
     const docEntry = this.newResource(normalizeUri(retrievalUri), doc);
     this.walk(doc, retrievalUri, docEntry, pathPrefix, dialect, true);
+    // boolean documents have no node info of their own
+    docEntry.info ??= { base: docEntry.record.uri, resource: docEntry, path: pathPrefix, dialect };
     return docEntry;
   }
 

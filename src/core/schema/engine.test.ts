@@ -157,7 +157,7 @@ describe('SPEC §2.1 counting', () => {
   it('counts a false root as one failed check and a true root as none', () => {
     const r = evaluate(false, { any: 1 });
     expect([r.passed, r.total, r.valid]).toEqual([0, 1, false]);
-    expect(r.failures[0]).toMatchObject({ keyword: 'false', instancePath: '$' });
+    expect(r.failures[0]).toMatchObject({ keyword: 'false', instancePath: '$', schemaPath: '#' });
     expect(evaluate(true, 1)).toEqual({ valid: true, passed: 0, total: 0, failures: [] });
   });
 
@@ -289,5 +289,49 @@ describe('createSchemaCache', () => {
     expect(compiles).toBe(4);
     expect(() => cache.get('bad', { $ref: '#/nope' })).toThrow(SchemaCompileError);
     expect(cache.size).toBe(2);
+  });
+});
+
+describe('generated code', () => {
+  const closures = createSchemaEngine({ generatedCode: false });
+
+  it('handles keys that collide with Object.prototype or need quoting, like the closure path', () => {
+    // parsed, so that "__proto__" is an own key as in any request
+    const schema = JSON.parse(
+      JSON.stringify({
+        type: 'object',
+        required: ['__proto__', 'constructor', 'a"b\\c', 'toString'],
+        properties: {
+          PROTO: { type: 'integer', minimum: 1 },
+          constructor: { type: 'string' },
+          'a"b\\c': { enum: ["x'y", 'z'] },
+          hasOwnProperty: { type: 'null' },
+        },
+        additionalProperties: false,
+      }).replace('"PROTO"', '"__proto__"'),
+    ) as Json;
+    const inst = JSON.parse('{"__proto__": 0, "constructor": 1, "a\\"b\\\\c": "x\'y", "toString": 2, "x": 1}') as Json;
+    const fast = engine.compile(schema).evaluate(inst);
+    expect(fast).toEqual(closures.compile(schema).evaluate(inst));
+    expect(fast.failures.map((f) => [f.keyword, f.instancePath])).toEqual([
+      ['minimum', '$.__proto__'],
+      ['type', '$.constructor'],
+      ['additionalProperties', '$'],
+    ]);
+    expect(fast.failures[2].found).toBe("properties 'toString', 'x'");
+    expect(engine.compile(schema).evaluate({} as Json).failures[0].expected).toBe(
+      `properties '__proto__', 'constructor', 'a"b\\c', 'toString'`,
+    );
+    expect(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted')).toBe(false);
+  });
+
+  it('inlines $ref targets and still reports the target schema path', () => {
+    const schema: Json = { $defs: { pos: { type: 'integer', exclusiveMinimum: 0 } }, type: 'array', items: { $ref: '#/$defs/pos' } };
+    const r = engine.compile(schema).evaluate([1, 0, 'x']);
+    expect(r).toEqual(closures.compile(schema).evaluate([1, 0, 'x']));
+    expect(r.failures.map((f) => [f.instancePath, f.schemaPath])).toEqual([
+      ['$[1]', '#/$defs/pos/exclusiveMinimum'],
+      ['$[2]', '#/$defs/pos/type'],
+    ]);
   });
 });
