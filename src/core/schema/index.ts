@@ -1,7 +1,25 @@
 /**
- * @module The JSON Schema engine: compile once into closures, evaluate many
- * times, counting checks as SPEC §2.1 defines them. Also a bounded LRU cache of
- * compiled schemas keyed by the caller (the schema hash).
+ * @module The JSON Schema engine: compile once into closures (plus generated
+ * code for the common keywords), evaluate many times, counting checks as
+ * SPEC §2.1 defines them. Also a bounded LRU cache of compiled schemas keyed by
+ * the caller (the schema hash).
+ *
+ * Counting decisions where §2.1 leaves room:
+ * - an assertion that only applies to one instance type (`minimum`, `minLength`,
+ *   `required`, `minItems`…) is a check only where the instance has that type;
+ *   `type`, `enum`, `const` are checks everywhere they are reached;
+ * - `false` under additionalProperties / unevaluatedProperties / items /
+ *   prefixItems-rest / additionalItems / unevaluatedItems / propertyNames is one
+ *   check of that keyword at the object or array, passing when nothing is left
+ *   over; `false` reached anywhere else is one failed check (keyword `false`) at
+ *   the location it applies to; a `false` root is one failed check, `true` none;
+ * - `anyOf`, `oneOf`, `not`, `contains` are one check each, nothing inside
+ *   counted; `contains` includes `minContains`; `maxContains` is one more check;
+ * - `if` adds no check of its own (its condition is never counted); the applying
+ *   `then`/`else` is transparent;
+ * - `required`, `dependentRequired`, the array entries of draft-07 `dependencies`
+ *   are one check per location however many names are missing.
+ * valid ⇔ passed === total, and failures.length === total − passed.
  */
 import type { Json } from '../types.js';
 import {
