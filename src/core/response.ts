@@ -19,8 +19,28 @@ export interface ResponseMeta {
 export type VerificationResponse = Record<string, unknown>;
 
 export function buildResponse(verdict: Verdict, meta: ResponseMeta, detail: Detail): VerificationResponse {
-  const head = {
-    summary: { result: verdict.result, blocking_checks: [...verdict.blocking_checks] },
+  // Plain object literals (no spreads): this runs once per request on the hot path,
+  // and literal shapes keep V8 on its fast properties path.
+  const summary = { result: verdict.result, blocking_checks: verdict.blocking_checks.slice() };
+  if (detail === 'compact') {
+    return {
+      summary,
+      next_actions: verdict.next_actions,
+      result: verdict.result,
+      verification_id: meta.verification_id,
+      task_id: verdict.task_id,
+      agent_id: verdict.agent_id,
+      output_hash: meta.output_hash,
+      schema_hash: meta.schema_hash,
+      rules_hash: meta.rules_hash,
+      verified_at: meta.verified_at,
+      verifier_version: meta.verifier_version,
+      enforce_rules: verdict.enforce_rules,
+      strict_content_check: verdict.strict_content_check,
+    };
+  }
+  return {
+    summary,
     next_actions: verdict.next_actions,
     result: verdict.result,
     verification_id: meta.verification_id,
@@ -29,18 +49,11 @@ export function buildResponse(verdict: Verdict, meta: ResponseMeta, detail: Deta
     output_hash: meta.output_hash,
     schema_hash: meta.schema_hash,
     rules_hash: meta.rules_hash,
-  };
-  const tail = {
+    request_hash: meta.request_hash,
     verified_at: meta.verified_at,
     verifier_version: meta.verifier_version,
     enforce_rules: verdict.enforce_rules,
     strict_content_check: verdict.strict_content_check,
-  };
-  if (detail === 'compact') return { ...head, ...tail };
-  return {
-    ...head,
-    request_hash: meta.request_hash,
-    ...tail,
     errors: verdict.errors,
     errors_total: verdict.errors_total,
     errors_omitted: verdict.errors_omitted,
