@@ -57,6 +57,8 @@ export interface CompilerOptions {
 
 export interface CompiledRoot {
   validate: Validate;
+  /** Generate code for the common keywords (worth it once a schema is evaluated more than once). */
+  accelerate(): void;
   dialect: Dialect;
   rootResource: ResourceRecord;
   state: CompileState;
@@ -86,11 +88,13 @@ export class Compiler {
     const entry = this.scanDocument(schema, DEFAULT_BASE, dialect, '#');
     const holder = this.compileAt(schema, entry.info ?? this.infoFor(schema, entry));
     this.finishDynamic();
-    if (!this.state.dynamic && this.options.generatedCode) {
-      this.accelerate(schema, holder);
+    const root = holder;
+    const accelerate = (): void => {
+      if (this.state.dynamic || !this.options.generatedCode) return;
+      this.accelerate(schema, root);
       for (const t of this.refTargets) this.accelerate(t.node, t.holder);
-    }
-    return { validate: holder.fn, dialect, rootResource: entry.record, state: this.state };
+    };
+    return { validate: (data, ctx, ev) => root.fn(data, ctx, ev), accelerate, dialect, rootResource: entry.record, state: this.state };
   }
 
   /** Put a generated fast path in front of a compiled object schema (see codegen.ts). */

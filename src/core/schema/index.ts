@@ -70,10 +70,13 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
       });
       const root = compiler.compileRoot(schema);
       const validate = root.validate;
+      // generated code costs more than one closure evaluation: only for schemas used again
+      let evaluations = 0;
       let spare: EvalContext | null = new EvalContext();
       return {
         dialect: root.dialect.id,
         evaluate(instance: Json, evalOptions?: EvaluateOptions): SchemaEvaluation {
+          if (++evaluations === 2) root.accelerate();
           // one context per compiled schema, reset per call (a fresh one if re-entered)
           let ctx = spare;
           if (ctx === null) ctx = new EvalContext();
