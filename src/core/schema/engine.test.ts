@@ -252,6 +252,12 @@ describe('compile errors', () => {
     expect(() => engine.compile({ type: 'strng' })).toThrow(SchemaCompileError);
   });
 
+  it('rejects absurdly deep schemas with a coded error', () => {
+    let deep: Json = { type: 'string' };
+    for (let i = 0; i < 20000; i++) deep = { items: deep };
+    expect(() => engine.compile(deep)).toThrow(SchemaCompileError);
+  });
+
   it('turns a reference cycle that never consumes the instance into a failure, not a crash', () => {
     const r = evaluate({ $defs: { a: { $ref: '#/$defs/b' }, b: { $ref: '#/$defs/a' } }, $ref: '#/$defs/a' }, 1);
     expect(r.valid).toBe(false);

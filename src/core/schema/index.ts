@@ -68,7 +68,13 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
         defaultDialect: fallback,
         generatedCode: engineOptions.generatedCode ?? true,
       });
-      const root = compiler.compileRoot(schema);
+      let root: ReturnType<Compiler['compileRoot']>;
+      try {
+        root = compiler.compileRoot(schema);
+      } catch (e) {
+        if (!(e instanceof RangeError)) throw e;
+        throw new SchemaCompileError({ kind: 'invalid_schema', path: '#', reason: 'schema nested too deeply' }, 'invalid schema: nested too deeply');
+      }
       const validate = root.validate;
       // generated code costs more than one closure evaluation: only for schemas used again
       let evaluations = 0;
