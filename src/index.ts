@@ -1,0 +1,35 @@
+/**
+ * @module The package's public surface. Everything a library user needs to verify
+ * outputs in-process, issue receipts, or check a receipt offline is exported here
+ * by name; everything else is internal and may change.
+ */
+
+// Verification core (pure).
+export { createSchemaEngine, createSchemaCache, SchemaCompileError } from './core/schema/index.js';
+export type { SchemaEngine, CompiledSchema, SchemaEvaluation, SchemaFailure } from './core/schema/engine.js';
+export { parseVerificationRequest, validateRequestValue } from './core/request.js';
+export { createVerifier } from './core/verify.js';
+export type { Verifier, VerifierOptions } from './core/verify.js';
+export { buildResponse } from './core/response.js';
+export { computeTrustScore, isTestAgent } from './core/trust-score.js';
+export type * from './core/types.js';
+
+// Receipts: canonical form, hashes, keys, attestation, offline verification.
+export {
+  canonicalize,
+  computeHashes,
+  canonicalRequest,
+  sha256Hex,
+  createKeyRing,
+  createStaticKeyRing,
+  createAttestor,
+  createReceiptIssuer,
+  attestationExtension,
+  verifyReceipt,
+  ReceiptKeyError,
+} from './receipts/index.js';
+export type { ReceiptVerification, ReceiptKeys, VerifyReceiptOptions } from './receipts/verify-receipt.js';
+
+// Errors: the one table of codes and the wire shape.
+export { ApiError, ERROR_TABLE, errorBody } from './errors.js';
+export type { ErrorBody, ErrorCode, FieldProblem } from './errors.js';
