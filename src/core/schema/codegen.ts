@@ -14,7 +14,7 @@ import { isMultipleOf } from './keywords/number.js';
 import { patternOf } from './keywords/string.js';
 import { getFormat } from './formats/index.js';
 import type { Dialect } from './dialects.js';
-import { stringLength, type EvalContext, type Validate } from './runtime.js';
+import { PROTO_KEYS, stringLength, type EvalContext, type Validate } from './runtime.js';
 
 /** One compiled keyword of a schema object, as the compiler recorded it. */
 export interface CompiledKeyword {
@@ -34,7 +34,6 @@ export interface CodegenSource {
   assertFormats: boolean;
 }
 
-const PROTO_KEYS = new Set([...Object.getOwnPropertyNames(Object.prototype), '__proto__']);
 const MAX_INLINED_NODES = 150;
 const MAX_DEPTH = 8;
 

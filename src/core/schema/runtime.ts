@@ -192,6 +192,9 @@ export function stringLength(s: string): number {
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
+/** Keys an inherited property could answer for; only these need the own-property test. */
+export const PROTO_KEYS: ReadonlySet<string> = new Set([...Object.getOwnPropertyNames(Object.prototype), '__proto__']);
+
 /** Own-property test that is safe for keys like `__proto__` and `constructor`. */
 export function has(obj: JsonObject, key: string): boolean {
   return obj[key] !== undefined && hasOwn.call(obj, key);

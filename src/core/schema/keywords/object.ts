@@ -7,7 +7,7 @@
  */
 import type { Json, JsonObject } from '../../types.js';
 import type { KeywordContext, KeywordDefinition } from '../keyword.js';
-import { has, quoteList, report, type Validate } from '../runtime.js';
+import { has, PROTO_KEYS, quoteList, report, type Validate } from '../runtime.js';
 import { patternOf } from './string.js';
 
 function isStringArray(v: Json): v is string[] {
@@ -163,6 +163,7 @@ export const propertiesKeyword: KeywordDefinition = {
     if (!isObj(k.value)) return k.invalid('properties must be an object');
     const keys = Object.keys(k.value);
     const subs = keys.map((key) => k.sub((k.value as JsonObject)[key], [key]));
+    const proto = keys.map((key) => PROTO_KEYS.has(key));
     const n = keys.length;
     return (data, ctx, ev) => {
       const o = data as JsonObject;
@@ -170,7 +171,7 @@ export const propertiesKeyword: KeywordDefinition = {
       for (let i = 0; i < n; i++) {
         const key = keys[i];
         const v = o[key];
-        if (v === undefined || !has(o, key)) continue;
+        if (v === undefined || (proto[i] && !has(o, key))) continue;
         ctx.path.push(key);
         const r = subs[i](v, ctx, null);
         ctx.path.pop();
