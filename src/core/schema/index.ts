@@ -21,7 +21,7 @@
  *   are one check per location however many names are missing.
  * valid ⇔ passed === total, and failures.length === total − passed.
  */
-import type { Json } from '../types.js';
+import type { Json, JsonObject } from '../types.js';
 import {
   SchemaCompileError,
   type CompileOptions,
@@ -153,31 +153,35 @@ function findUndeclared(instance: Json, list: Declaration[]): string[] {
   const out: string[] = [];
   const path: Array<string | number> = [];
   const walk = (v: Json): void => {
-    if (typeof v !== 'object' || v === null) return;
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
+        const item = v[i];
+        if (typeof item !== 'object' || item === null) continue;
         path.push(i);
-        walk(v[i]);
+        walk(item);
         path.pop();
       }
       return;
     }
-    const d = byObject.get(v);
-    for (const key of Object.keys(v)) {
+    const o = v as JsonObject;
+    const d = byObject.get(o);
+    for (const key of Object.keys(o)) {
       let ok = false;
       if (d instanceof Many) {
         for (const w of d.items) if (declares(w, key)) { ok = true; break; }
       } else if (d !== undefined) ok = declares(d, key);
-      if (ok) {
-        path.push(key);
-        walk(v[key]);
-        path.pop();
-      } else {
+      if (!ok) {
         out.push(formatPath(path, key));
+        continue;
       }
+      const child = o[key];
+      if (typeof child !== 'object' || child === null) continue;
+      path.push(key);
+      walk(child);
+      path.pop();
     }
   };
-  walk(instance);
+  if (typeof instance === 'object' && instance !== null) walk(instance);
   return out;
 }
 
