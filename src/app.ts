@@ -59,8 +59,9 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   const clock = options.clock ?? (() => new Date());
   const version = packageVersion();
 
-  // Group commit: concurrent requests share one WAL sync instead of paying one each (SQLite only).
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, groupCommit: true, synchronous: config.sqliteSynchronous });
+  // SQLite: allowance and receipt writes are committed on a worker thread, in groups (one WAL sync for all
+  // writes that arrived meanwhile), so disk syncs never stall the event loop.
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, writer: 'worker', synchronous: config.sqliteSynchronous });
   try {
     await store.migrate();
     const keyRing = createKeyRing({ dir: path.join(config.dataDir, 'keys'), clock });

@@ -1,13 +1,14 @@
 /**
- * @module The SQLite store with group commit (what the HTTP service runs):
- * the whole Store contract still holds, and concurrent writes are committed
- * in batches while each caller resolves only after its batch is durable.
+ * @module The SQLite store variants the HTTP service can run: group commit on
+ * the main thread, and the worker-thread writer. The whole Store contract
+ * holds for both, and each write resolves only after its batch is committed.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../src/store/sqlite.js';
+import { createSqliteOffloadStore } from '../src/store/sqlite-offload.js';
 import { defineStoreContract, receipt } from './store-contract.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'aov-group-'));
@@ -30,6 +31,52 @@ defineStoreContract('sqlite + group commit', {
       await Promise.all(handles.map((h) => h.close()));
     }
   },
+});
+
+const offloadFile = join(dir, 'offload.db');
+defineStoreContract('sqlite + worker-thread writer', {
+  open: async () => createSqliteOffloadStore({ file: offloadFile }),
+  async consumeFromWorkers({ clientKey, day, limit, workers, attemptsPerWorker }) {
+    // Independent stores, each with its own writer thread and connection.
+    const handles = Array.from({ length: workers }, () => createSqliteOffloadStore({ file: offloadFile }));
+    try {
+      return await Promise.all(
+        handles.map(async (h) => {
+          const states = await Promise.all(Array.from({ length: attemptsPerWorker }, () => h.consumeAllowance(clientKey, day, limit)));
+          return states.filter((s) => s.allowed).length;
+        }),
+      );
+    } finally {
+      await Promise.all(handles.map((h) => h.close()));
+    }
+  },
+});
+
+describe('worker-thread writer specifics', () => {
+  it('writes in flight at close() are committed; afterwards calls are refused', async () => {
+    const a = createSqliteOffloadStore({ file: offloadFile });
+    const b = createSqliteStore({ file: offloadFile });
+    const records = Array.from({ length: 50 }, (_, i) => receipt('offload-agent', `2026-01-03T00:00:${String(i).padStart(2, '0')}Z`, 'pass'));
+    const saves = records.map((r) => a.saveReceipt(r));
+    const closed = a.close();
+    await Promise.all(saves);
+    await closed;
+    for (const r of records) expect(await b.getReceipt(r.verificationId)).toBe(r.receipt);
+    await expect(a.saveReceipt(receipt('offload-agent', '2026-01-03T00:01:00Z', 'pass'))).rejects.toThrow();
+    expect(await a.health()).toBe(false);
+    await b.close();
+  });
+
+  it('a duplicate id rejects alone with the driver error code', async () => {
+    const a = createSqliteOffloadStore({ file: offloadFile });
+    const r1 = receipt('offload-dup', '2026-01-04T00:00:00Z', 'pass');
+    await a.saveReceipt(r1);
+    const r2 = receipt('offload-dup', '2026-01-04T00:00:01Z', 'fail');
+    const results = await Promise.allSettled([a.saveReceipt(r1), a.saveReceipt(r2)]);
+    expect(results[0]).toMatchObject({ status: 'rejected', reason: { code: expect.stringMatching(/^SQLITE_CONSTRAINT/) } });
+    expect(results[1].status).toBe('fulfilled');
+    await a.close();
+  });
 });
 
 describe('group commit specifics', () => {

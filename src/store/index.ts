@@ -7,11 +7,13 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPostgresStore } from './postgres.js';
 import { createSqliteStore } from './sqlite.js';
+import { createSqliteOffloadStore } from './sqlite-offload.js';
 import type { Store } from './store.js';
 
 export type { AllowanceState, HistoryEntry, PaymentEvent, PaymentEventKind, PaymentKey, ReceiptRecord, ReputationPage, Store } from './store.js';
 export { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from './postgres.js';
 export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './sqlite.js';
+export { createSqliteOffloadStore, type SqliteOffloadStoreOptions } from './sqlite-offload.js';
 
 export interface OpenStoreOptions {
   /** A PostgreSQL URL; null/undefined/empty selects SQLite. */
@@ -24,6 +26,12 @@ export interface OpenStoreOptions {
   groupCommit?: boolean;
   /** SQLite only: FULL (default) or NORMAL (see SqliteStoreOptions.synchronous). */
   synchronous?: 'FULL' | 'NORMAL';
+  /**
+   * SQLite only: `worker` commits the allowance and receipt writes on a worker
+   * thread (group commit, no disk sync on the event loop; see sqlite-offload.ts).
+   * Default: on the main thread.
+   */
+  writer?: 'main' | 'worker';
   /** PostgreSQL schema (default `public`). */
   schema?: string;
 }
@@ -41,5 +49,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     throw new TypeError('database URL must start with postgres:// or postgresql:// (leave it unset for the embedded SQLite store)');
   }
   mkdirSync(options.dataDir, { recursive: true });
-  return createSqliteStore({ file: join(options.dataDir, 'verifier.db'), groupCommit: options.groupCommit, synchronous: options.synchronous });
+  const file = join(options.dataDir, 'verifier.db');
+  if (options.writer === 'worker') return createSqliteOffloadStore({ file, synchronous: options.synchronous });
+  return createSqliteStore({ file, groupCommit: options.groupCommit, synchronous: options.synchronous });
 }
