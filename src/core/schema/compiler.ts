@@ -57,8 +57,11 @@ export interface CompilerOptions {
 
 export interface CompiledRoot {
   validate: Validate;
-  /** Generate code for the common keywords (worth it once a schema is evaluated more than once). */
-  accelerate(): void;
+  /**
+   * Generate code for the common keywords (worth it once a schema is evaluated
+   * more than once). Returns the root's generated validator (valid for `ev === null`), if any.
+   */
+  accelerate(): Validate | null;
   dialect: Dialect;
   rootResource: ResourceRecord;
   state: CompileState;
@@ -89,17 +92,18 @@ export class Compiler {
     const holder = this.compileAt(schema, entry.info ?? this.infoFor(schema, entry));
     this.finishDynamic();
     const root = holder;
-    const accelerate = (): void => {
-      if (this.state.dynamic || !this.options.generatedCode) return;
-      this.accelerate(schema, root);
+    const accelerate = (): Validate | null => {
+      if (this.state.dynamic || !this.options.generatedCode) return null;
+      const fast = this.accelerate(schema, root);
       for (const t of this.refTargets) this.accelerate(t.node, t.holder);
+      return fast;
     };
-    return { validate: (data, ctx, ev) => root.fn(data, ctx, ev), accelerate, dialect, rootResource: entry.record, state: this.state };
+    return { validate: root.fn, accelerate, dialect, rootResource: entry.record, state: this.state };
   }
 
   /** Put a generated fast path in front of a compiled object schema (see codegen.ts). */
-  private accelerate(node: Json, holder: Holder): void {
-    if (!isObject(node) || (holder as { fast?: boolean }).fast) return;
+  private accelerate(node: Json, holder: Holder): Validate | null {
+    if (!isObject(node) || (holder as { fast?: boolean }).fast) return null;
     const src: CodegenSource = {
       assertFormats: this.state.assertFormats,
       keywordsOf: (n) => this.compiled.get(n)?.keywords,
@@ -112,10 +116,11 @@ export class Compiler {
       },
     };
     const fast = generate(node, src);
-    if (fast === null) return;
+    if (fast === null) return null;
     const slow = holder.fn;
     holder.fn = (data, ctx, ev) => (ev === null ? fast(data, ctx, null) : slow(data, ctx, ev));
     (holder as { fast?: boolean }).fast = true;
+    return fast;
   }
 
   // ---------------------------------------------------------------- dialects

@@ -75,14 +75,14 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
         if (!(e instanceof RangeError)) throw e;
         throw new SchemaCompileError({ kind: 'invalid_schema', path: '#', reason: 'schema nested too deeply' }, 'invalid schema: nested too deeply');
       }
-      const validate = root.validate;
+      let validate = root.validate;
       // generated code costs more than one closure evaluation: only for schemas used again
       let evaluations = 0;
       let spare: EvalContext | null = new EvalContext();
       return {
         dialect: root.dialect.id,
         evaluate(instance: Json, evalOptions?: EvaluateOptions): SchemaEvaluation {
-          if (++evaluations === 2) root.accelerate();
+          if (++evaluations === 2) validate = root.accelerate() ?? validate;
           // one context per compiled schema, reset per call (a fresh one if re-entered)
           let ctx = spare;
           if (ctx === null) ctx = new EvalContext();
