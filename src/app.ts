@@ -61,7 +61,13 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
 
   // SQLite: allowance and receipt writes are committed on a worker thread, in groups (one WAL sync for all
   // writes that arrived meanwhile), so disk syncs never stall the event loop.
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, writer: 'worker', synchronous: config.sqliteSynchronous });
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    schema: config.databaseSchema,
+    writer: 'worker',
+    synchronous: config.sqliteSynchronous,
+  });
   try {
     await store.migrate();
     const keyRing = createKeyRing({ dir: path.join(config.dataDir, 'keys'), clock });

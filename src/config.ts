@@ -18,6 +18,8 @@ export interface Config {
   dataDir: string;
   /** Empty → embedded SQLite in dataDir; `postgres://…` → PostgreSQL. */
   databaseUrl: string;
+  /** PostgreSQL schema holding the tables (default `public`). */
+  databaseSchema: string;
   serviceName: string;
   /** Public base URL without trailing slash, used in receipts, cards and docs. */
   publicBaseUrl: string;
@@ -118,6 +120,10 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
   if (databaseUrl !== '' && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError(label('DATABASE_URL'), 'must be empty (embedded SQLite) or a postgres:// URL');
   }
+  const databaseSchema = (get('DATABASE_SCHEMA') ?? '').trim() || 'public';
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(databaseSchema)) {
+    throw new ConfigError('DATABASE_SCHEMA', `must be a lowercase SQL identifier (letters, digits, _), got '${databaseSchema}'`);
+  }
   const serviceName = (get('SERVICE_NAME') ?? '').trim() || 'agent-output-verifier';
 
   const urlHost = host.includes(':') ? `[${host}]` : host;
@@ -169,6 +175,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     port,
     dataDir,
     databaseUrl,
+    databaseSchema,
     serviceName,
     publicBaseUrl,
     freeAllowancePerDay,

@@ -25,6 +25,7 @@ describe('config', () => {
       port: 8080,
       dataDir: path.resolve('./data'),
       databaseUrl: '',
+      databaseSchema: 'public',
       serviceName: 'agent-output-verifier',
       publicBaseUrl: 'http://127.0.0.1:8080',
       freeAllowancePerDay: 1000,
@@ -59,6 +60,7 @@ describe('config', () => {
     expect(errorOf(() => loadConfig({}, { port: '-1' })).setting).toBe('--port');
     expect(errorOf(() => loadConfig({ TRUST_PROXY: 'maybe' })).setting).toBe('TRUST_PROXY');
     expect(errorOf(() => loadConfig({ DATABASE_URL: 'mysql://x' })).setting).toBe('DATABASE_URL');
+    expect(errorOf(() => loadConfig({ DATABASE_SCHEMA: 'Bad-Name' })).setting).toBe('DATABASE_SCHEMA');
     expect(errorOf(() => loadConfig({ PUBLIC_BASE_URL: 'ftp://x' })).setting).toBe('PUBLIC_BASE_URL');
     expect(errorOf(() => loadConfig({ LOG_LEVEL: 'loud' })).setting).toBe('LOG_LEVEL');
     expect(errorOf(() => loadConfig({ SQLITE_SYNCHRONOUS: 'OFF' })).setting).toBe('SQLITE_SYNCHRONOUS');
