@@ -133,7 +133,9 @@ function parsePathUncached(source: string): FieldPath {
     i = j;
     expectName = false;
   }
-  return Object.freeze({ source, segments: Object.freeze(segments) });
+  // `code` is frozen as a reference; the generated functions fill it on first use.
+  const parsed: ParsedPath = { source, segments: Object.freeze(segments), code: newPathCode(segments) };
+  return Object.freeze(parsed);
 }
 
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -149,21 +151,64 @@ export function locationOf(path: FieldPath, expansion: readonly number[]): strin
 
 type GeneratedVisitor = (root: Json, visit: (value: Json, expansion: readonly number[]) => void, expansion: number[]) => number;
 
-const visitors = new WeakMap<FieldPath, GeneratedVisitor>();
+/** What sumPath found: how many values, how many of them were not numbers, and the sum of the numbers. */
+export interface PathSum {
+  readonly count: number;
+  readonly nonNumbers: number;
+  readonly total: number;
+}
+
+type GeneratedSum = (root: Json) => PathSum;
+type GeneratedCollect = (root: Json, out: Json[]) => Json[];
+
+/** The generated code of one path, made on first use of each form. */
+interface PathCode {
+  /** Number of `[]` segments (size of the live expansion array). */
+  readonly eachCount: number;
+  visit: GeneratedVisitor | undefined;
+  sum: GeneratedSum | undefined;
+  collect: GeneratedCollect | undefined;
+}
+
+function newPathCode(segments: readonly PathSegment[]): PathCode {
+  let eachCount = 0;
+  for (const s of segments) if (s.kind === 'each') eachCount++;
+  return { eachCount, visit: undefined, sum: undefined, collect: undefined };
+}
+
+/** Paths made by parsePath carry their code slot: no side-table lookup per use. */
+interface ParsedPath extends FieldPath {
+  readonly code: PathCode;
+}
+
+/** For FieldPath objects built elsewhere. */
+const foreignPathCode = new WeakMap<FieldPath, PathCode>();
+
+function codeOf(path: FieldPath): PathCode {
+  const own = (path as Partial<ParsedPath>).code;
+  if (own !== undefined) return own;
+  let code = foreignPathCode.get(path);
+  if (code === undefined) {
+    code = newPathCode(path.segments);
+    foreignPathCode.set(path, code);
+  }
+  return code;
+}
 
 /**
- * One straight-line function per path, with its keys as static property reads
- * and one loop per `[]`: rules walk thousands of array elements per request,
- * and a generic walker costs several times more per element. Keys enter the
- * code only as JSON string literals, indices only as digits.
+ * The body of a straight-line walk of `path` from `r`: its keys as static
+ * property reads and one loop per `[]`. `leaf(value, skip)` is the code run
+ * for each value reached (`skip` leaves the current element); `result` is the
+ * expression returned. Keys enter the code only as JSON string literals,
+ * indices only as digits.
  */
-function generateVisitor(path: FieldPath): GeneratedVisitor {
-  let body = 'let c = 0;\n';
+function walkBody(path: FieldPath, init: string, leaf: (value: string, skip: string) => string, result: string, recordExpansion: boolean): string {
+  let body = `${init}\n`;
   let cur = 'r';
   let n = 0;
   let loops = 0;
   for (const seg of path.segments) {
-    const skip = loops > 0 ? 'continue' : 'return c';
+    const skip = loops > 0 ? 'continue' : `return ${result}`;
     const next = `v${++n}`;
     if (seg.kind === 'key') {
       const key = JSON.stringify(seg.key);
@@ -176,12 +221,50 @@ function generateVisitor(path: FieldPath): GeneratedVisitor {
       body += `const ${next} = ${cur}[${seg.index}];\n`;
     } else {
       body += `if (!Array.isArray(${cur})) ${skip};\n`;
-      body += `for (let i${n} = 0; i${n} < ${cur}.length; i${n}++) {\nx[${loops++}] = i${n};\nconst ${next} = ${cur}[i${n}];\n`;
+      body += `for (let i${n} = 0; i${n} < ${cur}.length; i${n}++) {\n`;
+      if (recordExpansion) body += `x[${loops}] = i${n};\n`;
+      body += `const ${next} = ${cur}[i${n}];\n`;
+      loops++;
     }
     cur = next;
   }
-  body += `c++;\nvisit(${cur}, x);\n${'}\n'.repeat(loops)}return c;`;
+  body += `${leaf(cur, loops > 0 ? 'continue' : `return ${result}`)}\n${'}\n'.repeat(loops)}return ${result};`;
+  return body;
+}
+
+/**
+ * One straight-line function per path: rules walk thousands of array elements
+ * per request, and a generic walker costs several times more per element.
+ */
+function generateVisitor(path: FieldPath): GeneratedVisitor {
+  const body = walkBody(path, 'let c = 0;', (v) => `c++;\nvisit(${v}, x);`, 'c', true);
   const factory = new Function('H', `"use strict"; return function visitPath(r, visit, x) {\n${body}\n};`) as (h: typeof hasOwn) => GeneratedVisitor;
+  return factory(hasOwn);
+}
+
+/**
+ * A summing walk: the running sum stays in local variables of one function.
+ * Accumulating in a callback's closure would box every intermediate double
+ * (a heap allocation per element), which dominated large-array rules.
+ * Neumaier summation, in the same operation order as sum_equals always used.
+ */
+function generateSum(path: FieldPath): GeneratedSum {
+  const body = walkBody(
+    path,
+    'let c = 0, bad = 0, s = 0, comp = 0;',
+    (v, skip) =>
+      `c++;\nif (typeof ${v} !== 'number') { bad++; ${skip}; }\n` +
+      `const t = s + ${v};\ncomp += Math.abs(s) >= Math.abs(${v}) ? s - t + ${v} : ${v} - t + s;\ns = t;`,
+    '{ count: c, nonNumbers: bad, total: s + comp }',
+    false,
+  );
+  const factory = new Function('H', `"use strict"; return function sumPath(r) {\n${body}\n};`) as (h: typeof hasOwn) => GeneratedSum;
+  return factory(hasOwn);
+}
+
+function generateCollect(path: FieldPath): GeneratedCollect {
+  const body = walkBody(path, '', (v) => `out.push(${v});`, 'out', false);
+  const factory = new Function('H', `"use strict"; return function collectPath(r, out) {\n${body}\n};`) as (h: typeof hasOwn) => GeneratedCollect;
   return factory(hasOwn);
 }
 
@@ -191,13 +274,29 @@ function generateVisitor(path: FieldPath): GeneratedVisitor {
  * Returns how many values were visited.
  */
 export function visitPath(path: FieldPath, root: Json, visit: (value: Json, expansion: readonly number[]) => void): number {
-  let v = visitors.get(path);
-  if (v === undefined) {
-    v = generateVisitor(path);
-    visitors.set(path, v);
-  }
-  const eachCount = path.segments.reduce((k, s) => (s.kind === 'each' ? k + 1 : k), 0);
-  return v(root, visit, eachCount === 0 ? [] : new Array<number>(eachCount).fill(0));
+  const code = codeOf(path);
+  const v = (code.visit ??= generateVisitor(path));
+  return v(root, visit, code.eachCount === 0 ? [] : new Array<number>(code.eachCount).fill(0));
+}
+
+/**
+ * The values the path yields, counted and summed (numbers only, Neumaier
+ * summation in document order); `total` is meaningless when `nonNumbers > 0`.
+ */
+export function sumPath(path: FieldPath, root: Json): PathSum {
+  const code = codeOf(path);
+  const s = (code.sum ??= generateSum(path));
+  return s(root);
+}
+
+/**
+ * The values the path yields, in document order, without their locations
+ * (for checks that only need locations when something fails: see selectPath).
+ */
+export function pathValues(path: FieldPath, root: Json): Json[] {
+  const code = codeOf(path);
+  const c = (code.collect ??= generateCollect(path));
+  return c(root, []);
 }
 
 /** Every value the path yields in `root`, in document order. Missing branches yield nothing. */

@@ -5,7 +5,7 @@
  */
 import type { Json, Rule } from '../types.js';
 import type { FieldPath, Selected } from '../paths.js';
-import { displayPath, parsePath, selectPath } from '../paths.js';
+import { displayPath, parsePath, pathValues, selectPath } from '../paths.js';
 
 /** One reason a check failed, at one location. `message` is the part after `<check> at '<field>': `. */
 export interface CheckFailure {
@@ -87,11 +87,14 @@ export function singleNumber(
     const value = constant as number;
     return { value, field: null };
   }
-  const { path, values } = select(field, output);
-  const where = displayPath(path);
+  const path = parsePath(field);
+  // Only the values on the common path; locations are built when the reference is unusable.
+  const found = pathValues(path, output);
+  if (found.length === 1 && typeof found[0] === 'number') return { value: found[0], field };
+  const values = selectPath(path, output);
   if (values.length !== 1) {
     failures.push({
-      path: where,
+      path: displayPath(path),
       expected: 'a single number',
       found: values.length === 0 ? 'missing' : `${values.length} values`,
       message: values.length === 0 ? `reference '${field}' is missing` : `reference '${field}' yields ${values.length} values, expected one`,
@@ -99,10 +102,6 @@ export function singleNumber(
     return null;
   }
   const v = values[0];
-  if (typeof v.value !== 'number') {
-    failures.push({ ...notANumber(v), message: `reference ${v.location} holds ${describeType(v.value)}, expected a number` });
-    return null;
-  }
-  const value = v.value;
-  return { value, field };
+  failures.push({ ...notANumber(v), message: `reference ${v.location} holds ${describeType(v.value)}, expected a number` });
+  return null;
 }

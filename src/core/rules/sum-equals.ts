@@ -5,27 +5,23 @@
  */
 import type { RuleEvaluator, CheckFailure } from './common.js';
 import { formatNumber, missingField, notANumberAt, refLabel, singleNumber } from './common.js';
-import { displayPath, locationOf, parsePath, visitPath } from '../paths.js';
+import { displayPath, locationOf, parsePath, sumPath, visitPath } from '../paths.js';
 
 export const sumEquals: RuleEvaluator = (rule, output) => {
-  const failures: CheckFailure[] = [];
   const path = parsePath(rule.field);
-  // Neumaier summation: a long list of cents must not drift by float error.
-  let sum = 0;
-  let comp = 0;
-  const count = visitPath(path, output, (v, exp) => {
-    if (typeof v !== 'number') {
-      failures.push(notANumberAt(locationOf(path, exp), v));
-      return;
-    }
-    const t = sum + v;
-    comp += Math.abs(sum) >= Math.abs(v) ? sum - t + v : v - t + sum;
-    sum = t;
-  });
-  if (count === 0) return rule.if_present ? [] : [missingField(path)];
+  // Neumaier summation (in sumPath): a long list of cents must not drift by float error.
+  const found = sumPath(path, output);
+  if (found.count === 0) return rule.if_present ? [] : [missingField(path)];
+  const failures: CheckFailure[] = [];
+  if (found.nonNumbers > 0) {
+    // Rare: a second walk names every non-number at its location, in document order.
+    visitPath(path, output, (v, exp) => {
+      if (typeof v !== 'number') failures.push(notANumberAt(locationOf(path, exp), v));
+    });
+  }
   const ref = singleNumber(rule.equals, rule.equals_field, output, failures);
   if (failures.length > 0 || ref === null) return failures;
-  const total = sum + comp;
+  const total = found.total;
   if (Math.abs(total - ref.value) <= rule.tolerance) return [];
   const within = rule.tolerance === 1e-9 ? '' : ` within ${formatNumber(rule.tolerance)}`;
   return [
