@@ -21,101 +21,160 @@ export interface VerdictInput {
   listCap?: number;
 }
 
-/** A list that keeps the first `cap` entries and counts the rest. */
-class CappedList<T> {
-  readonly items: T[] = [];
-  total = 0;
-  constructor(private readonly cap: number) {}
-  /** `make` runs only when the entry is kept, so huge failure lists cost no strings. */
-  add(make: () => T): void {
-    if (this.items.length < this.cap) this.items.push(make());
-    this.total++;
-  }
-  get omitted(): number {
-    return this.total - this.items.length;
-  }
-}
-
 export function score(passed: number, total: number): Score {
   return { ratio: total === 0 ? 1 : Math.round((passed / total) * 1e6) / 1e6, passed, total };
 }
 
-const ON_FAIL: NextAction[] = [{ action: 'repair_and_reverify', using: 'hints' }];
-const ON_PASS: NextAction[] = [
-  { action: 'attach_receipt', for: 'seller' },
-  { action: 'proceed_to_payment', for: 'buyer' },
-];
+// Fresh literals per verdict (responses never share mutable objects); a
+// literal is cheaper than copying a template with map and spread.
+function onFail(): NextAction[] {
+  return [{ action: 'repair_and_reverify', using: 'hints' }];
+}
+function onPass(): NextAction[] {
+  return [
+    { action: 'attach_receipt', for: 'seller' },
+    { action: 'proceed_to_payment', for: 'buyer' },
+  ];
+}
+
+/**
+ * The four capped lists and the blocking check ids. Plain arrays and counters
+ * instead of a list class with per-entry closures: entries past the cap are
+ * only counted, and nothing is allocated when nothing failed.
+ */
+class Lists {
+  readonly errors: string[] = [];
+  readonly details: ErrorDetail[] = [];
+  readonly flags: Flag[] = [];
+  readonly hints: Hint[] = [];
+  /** First-seen order, like a Set; a handful of distinct ids, so a linear search is cheapest. */
+  readonly blocking: string[] = [];
+  errorsTotal = 0;
+  detailsTotal = 0;
+  flagsTotal = 0;
+  hintsTotal = 0;
+  constructor(readonly cap: number) {}
+  block(check: string): void {
+    if (!this.blocking.includes(check)) this.blocking.push(check);
+  }
+}
+
+function addSchemaFailures(lists: Lists, failures: SchemaEvaluation['failures']): void {
+  const cap = lists.cap;
+  for (let i = 0; i < failures.length; i++) {
+    const f = failures[i];
+    const check = `schema:${f.keyword}`;
+    lists.block(check);
+    if (lists.errors.length < cap) lists.errors.push(`${check} at '${f.instancePath}': expected ${f.expected}, found ${f.found}`);
+    lists.errorsTotal++;
+    if (lists.details.length < cap) lists.details.push({ check, path: f.instancePath, expected: f.expected, found: f.found, message: f.message });
+    lists.detailsTotal++;
+    if (lists.hints.length < cap) lists.hints.push({ source: 'schema', check, path: f.instancePath, expected: f.expected, found: f.found });
+    lists.hintsTotal++;
+  }
+}
+
+/** Adds one failed outcome; returns whether it blocks. */
+function addOutcomeFailures(lists: Lists, o: CheckOutcome, enforceRules: boolean): boolean {
+  const cap = lists.cap;
+  const blocks = o.kind !== 'gated' || enforceRules;
+  if (blocks) lists.block(o.check);
+  const prefix = o.kind === 'gated' && blocks ? 'enforce_rules: ' : '';
+  const source = o.kind === 'content' ? 'content' : 'integrity';
+  for (let i = 0; i < o.failures.length; i++) {
+    const f = o.failures[i];
+    const where = o.field === '$' ? f.path : o.field;
+    if (blocks) {
+      const text = `${prefix}${o.check} at '${where}': ${f.message}`;
+      if (lists.errors.length < cap) lists.errors.push(text);
+      lists.errorsTotal++;
+      if (lists.details.length < cap) lists.details.push({ check: o.check, path: f.path, expected: f.expected, found: f.found, message: text });
+      lists.detailsTotal++;
+    }
+    if (lists.flags.length < cap) lists.flags.push({ check: o.check, field: where, severity: blocks ? 'error' : 'warning', detail: f.message });
+    lists.flagsTotal++;
+    if (lists.hints.length < cap) lists.hints.push({ source, check: o.check, path: f.path, expected: f.expected, found: f.found });
+    lists.hintsTotal++;
+  }
+  return blocks;
+}
 
 export function buildVerdict(input: VerdictInput): Verdict {
   const { request, schema, outcomes } = input;
-  const cap = Math.max(0, input.listCap ?? DEFAULT_LIST_CAP);
-  const errors = new CappedList<string>(cap);
-  const details = new CappedList<ErrorDetail>(cap);
-  const flags = new CappedList<Flag>(cap);
-  const hints = new CappedList<Hint>(cap);
-  const blocking = new Set<string>();
-
-  for (const f of schema.failures) {
-    const check = `schema:${f.keyword}`;
-    blocking.add(check);
-    const text = () => `${check} at '${f.instancePath}': expected ${f.expected}, found ${f.found}`;
-    errors.add(text);
-    details.add(() => ({ check, path: f.instancePath, expected: f.expected, found: f.found, message: f.message }));
-    hints.add(() => ({ source: 'schema', check, path: f.instancePath, expected: f.expected, found: f.found }));
-  }
-  // An invalid verdict without a reported failure must still fail.
-  let failed = !schema.valid || schema.failures.length > 0;
-
   let integrityPassed = 0;
-  for (const o of outcomes) {
-    if (o.failures.length === 0) {
-      integrityPassed++;
-      continue;
-    }
-    const blocks = o.kind !== 'gated' || request.enforce_rules;
-    if (blocks) {
-      failed = true;
-      blocking.add(o.check);
-    }
-    const prefix = o.kind === 'gated' && blocks ? 'enforce_rules: ' : '';
-    const source = o.kind === 'content' ? 'content' : 'integrity';
-    for (const f of o.failures) {
-      const where = o.field === '$' ? f.path : o.field;
-      const text = `${prefix}${o.check} at '${where}': ${f.message}`;
-      if (blocks) {
-        errors.add(() => text);
-        details.add(() => ({ check: o.check, path: f.path, expected: f.expected, found: f.found, message: text }));
-      }
-      flags.add(() => ({ check: o.check, field: where, severity: blocks ? 'error' : 'warning', detail: f.message }));
-      hints.add(() => ({ source, check: o.check, path: f.path, expected: f.expected, found: f.found }));
-    }
-  }
+  for (let i = 0; i < outcomes.length; i++) if (outcomes[i].failures.length === 0) integrityPassed++;
+  if (integrityPassed === outcomes.length && schema.failures.length === 0) return cleanVerdict(request, schema, integrityPassed);
+  return verdictWithFailures(input);
+}
 
-  const schemaScore = score(schema.passed, schema.total);
-  const integrityScore = score(integrityPassed, outcomes.length);
-  const result = failed ? 'fail' : 'pass';
+/** The common case, nothing failed: empty lists, no list bookkeeping. */
+function cleanVerdict(request: VerificationRequest, schema: SchemaEvaluation, checks: number): Verdict {
+  // An invalid verdict without a reported failure must still fail.
+  const failed = !schema.valid;
   return {
-    result,
-    blocking_checks: [...blocking],
-    next_actions: (failed ? ON_FAIL : ON_PASS).map((a) => ({ ...a })),
+    result: failed ? 'fail' : 'pass',
+    blocking_checks: [],
+    next_actions: failed ? onFail() : onPass(),
     task_id: request.task_id,
     agent_id: request.agent_id,
     enforce_rules: request.enforce_rules,
     strict_content_check: request.strict_content_check,
-    errors: errors.items,
-    errors_total: errors.total,
-    errors_omitted: errors.omitted,
-    errors_detail: details.items,
-    errors_detail_total: details.total,
-    errors_detail_omitted: details.omitted,
-    flags: flags.items,
-    flags_total: flags.total,
-    flags_omitted: flags.omitted,
-    hints: hints.items,
-    hints_total: hints.total,
-    hints_omitted: hints.omitted,
-    schema_compliance: schemaScore,
-    integrity_checks: integrityScore,
+    errors: [],
+    errors_total: 0,
+    errors_omitted: 0,
+    errors_detail: [],
+    errors_detail_total: 0,
+    errors_detail_omitted: 0,
+    flags: [],
+    flags_total: 0,
+    flags_omitted: 0,
+    hints: [],
+    hints_total: 0,
+    hints_omitted: 0,
+    schema_compliance: score(schema.passed, schema.total),
+    integrity_checks: score(checks, checks),
+    overall: score(schema.passed + checks, schema.total + checks),
+  };
+}
+
+function verdictWithFailures(input: VerdictInput): Verdict {
+  const { request, schema, outcomes } = input;
+  const cap = Math.max(0, input.listCap ?? DEFAULT_LIST_CAP);
+  const lists = new Lists(cap);
+
+  addSchemaFailures(lists, schema.failures);
+  // An invalid verdict without a reported failure must still fail.
+  let failed = !schema.valid || schema.failures.length > 0;
+
+  let integrityPassed = 0;
+  for (let i = 0; i < outcomes.length; i++) {
+    const o = outcomes[i];
+    if (o.failures.length === 0) integrityPassed++;
+    else if (addOutcomeFailures(lists, o, request.enforce_rules)) failed = true;
+  }
+
+  return {
+    result: failed ? 'fail' : 'pass',
+    blocking_checks: lists.blocking,
+    next_actions: failed ? onFail() : onPass(),
+    task_id: request.task_id,
+    agent_id: request.agent_id,
+    enforce_rules: request.enforce_rules,
+    strict_content_check: request.strict_content_check,
+    errors: lists.errors,
+    errors_total: lists.errorsTotal,
+    errors_omitted: lists.errorsTotal - lists.errors.length,
+    errors_detail: lists.details,
+    errors_detail_total: lists.detailsTotal,
+    errors_detail_omitted: lists.detailsTotal - lists.details.length,
+    flags: lists.flags,
+    flags_total: lists.flagsTotal,
+    flags_omitted: lists.flagsTotal - lists.flags.length,
+    hints: lists.hints,
+    hints_total: lists.hintsTotal,
+    hints_omitted: lists.hintsTotal - lists.hints.length,
+    schema_compliance: score(schema.passed, schema.total),
+    integrity_checks: score(integrityPassed, outcomes.length),
     overall: score(schema.passed + integrityPassed, schema.total + outcomes.length),
   };
 }
