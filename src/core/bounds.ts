@@ -37,11 +37,16 @@ export function evaluateBound(path: string, bound: Bound, output: Json): CheckFa
 
 /** One outcome per bound entry, in the order supplied. */
 export function evaluateBounds(bounds: Record<string, Bound> | null, output: Json): CheckOutcome[] {
-  if (!bounds) return [];
-  return Object.keys(bounds).map((path) => ({
-    check: BOUNDS_CHECK,
-    kind: 'gated' as const,
-    field: path,
-    failures: evaluateBound(path, bounds[path], output),
-  }));
+  const outcomes: CheckOutcome[] = [];
+  if (bounds) pushBoundOutcomes(bounds, output, outcomes);
+  return outcomes;
+}
+
+/** Like evaluateBounds, appending to `outcomes` (the verifier's list) instead of building a new one. */
+export function pushBoundOutcomes(bounds: Record<string, Bound>, output: Json, outcomes: CheckOutcome[]): void {
+  const paths = Object.keys(bounds);
+  for (let i = 0; i < paths.length; i++) {
+    const path = paths[i];
+    outcomes.push({ check: BOUNDS_CHECK, kind: 'gated', field: path, failures: evaluateBound(path, bounds[path], output) });
+  }
 }

@@ -6,12 +6,12 @@
  */
 import { invalidRequest } from '../errors.js';
 import type { Json, ParsedRequest, Verdict } from './types.js';
-import type { CompiledSchema, SchemaEngine } from './schema/engine.js';
+import type { CompiledSchema, EvaluateOptions, SchemaEngine } from './schema/engine.js';
 import { SchemaCompileError } from './schema/engine.js';
 import type { CheckOutcome } from './check-outcome.js';
 import { evaluateIntegrity } from './integrity.js';
 import { evaluateContent } from './content.js';
-import { evaluateBounds } from './bounds.js';
+import { pushBoundOutcomes } from './bounds.js';
 import { RULE_EVALUATORS, ruleCheckId } from './rules/index.js';
 import { buildVerdict, DEFAULT_LIST_CAP } from './verdict.js';
 import { schemaCompileProblem } from './schema-problem.js';
@@ -43,14 +43,34 @@ function isSource(e: SchemaEngine | SchemaSource): e is SchemaSource {
   return typeof (e as SchemaSource).get === 'function';
 }
 
+/** Shared, never mutated by the engine: spares an options object per strict request. */
+const COLLECT_UNDECLARED: EvaluateOptions = Object.freeze({ collectUndeclared: true });
+
 export function createVerifier(options: VerifierOptions): Verifier {
   const { engine } = options;
   const listCap = options.listCap ?? DEFAULT_LIST_CAP;
+  // Decided once, not per request.
+  const source = isSource(engine) ? engine : null;
 
-  const compile = (schema: Json, opts: VerifyOptions = {}): CompiledSchema => {
+  // The last keyed lookup. A cache hit re-inserts its entry to mark it recently
+  // used, which costs more than the rest of a small verification; runs of
+  // requests with the same schema key (the same schema, by the key's contract)
+  // skip the cache. Nothing else changes: a key always yields the same schema.
+  let lastKey: string | undefined;
+  let lastCompiled: CompiledSchema | undefined;
+
+  const compile = (schema: Json, opts?: VerifyOptions): CompiledSchema => {
     try {
-      if (isSource(engine)) return engine.get(opts.schemaKey ?? JSON.stringify(schema), schema);
-      return engine.compile(schema);
+      if (source !== null) {
+        const key = opts?.schemaKey;
+        if (key === undefined) return source.get(JSON.stringify(schema), schema);
+        if (key === lastKey && lastCompiled !== undefined) return lastCompiled;
+        const compiled = source.get(key, schema);
+        lastKey = key;
+        lastCompiled = compiled;
+        return compiled;
+      }
+      return (engine as SchemaEngine).compile(schema);
     } catch (e) {
       if (e instanceof SchemaCompileError) throw invalidRequest([schemaCompileProblem(e)]);
       throw e;
@@ -60,21 +80,30 @@ export function createVerifier(options: VerifierOptions): Verifier {
   return {
     compile,
     verify(parsed, opts) {
-      const { request } = parsed;
+      const request = parsed.request;
       const compiled = compile(request.expected_schema, opts);
       const output = request.submitted_output;
-      const schema = compiled.evaluate(output, request.strict_content_check ? { collectUndeclared: true } : undefined);
+      const strict = request.strict_content_check;
+      const schema = compiled.evaluate(output, strict ? COLLECT_UNDECLARED : undefined);
 
+      // Plain pushes and indexed loops: no spread or iterator objects per request.
       const outcomes: CheckOutcome[] = evaluateIntegrity(parsed.integrity);
-      if (request.strict_content_check) outcomes.push(...evaluateContent(output, schema.undeclared ?? []));
-      outcomes.push(...evaluateBounds(request.bounds, output));
-      for (const rule of request.rules ?? []) {
-        outcomes.push({
-          check: ruleCheckId(rule.type),
-          kind: 'gated',
-          field: rule.field,
-          failures: RULE_EVALUATORS[rule.type](rule, output),
-        });
+      if (strict) {
+        const content = evaluateContent(output, schema.undeclared ?? []);
+        for (let i = 0; i < content.length; i++) outcomes.push(content[i]);
+      }
+      if (request.bounds) pushBoundOutcomes(request.bounds, output, outcomes);
+      const rules = request.rules;
+      if (rules) {
+        for (let i = 0; i < rules.length; i++) {
+          const rule = rules[i];
+          outcomes.push({
+            check: ruleCheckId(rule.type),
+            kind: 'gated',
+            field: rule.field,
+            failures: RULE_EVALUATORS[rule.type](rule, output),
+          });
+        }
       }
       return buildVerdict({ request, schema, outcomes, listCap });
     },

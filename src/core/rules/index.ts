@@ -20,6 +20,15 @@ export const RULE_EVALUATORS: Readonly<Record<RuleType, RuleEvaluator>> = {
   unique,
 };
 
+// Built once: the id of every rule's outcome, looked up per request instead of concatenated.
+const RULE_CHECK_IDS: Readonly<Record<RuleType, string>> = {
+  sum_equals: 'consistency:sum_equals',
+  gte: 'consistency:gte',
+  lte: 'consistency:lte',
+  exists_in: 'consistency:exists_in',
+  unique: 'consistency:unique',
+};
+
 export function ruleCheckId(type: RuleType): string {
-  return `consistency:${type}`;
+  return RULE_CHECK_IDS[type];
 }
