@@ -23,13 +23,16 @@ export const sumEquals: RuleEvaluator = (rule, output) => {
   if (failures.length > 0 || ref === null) return failures;
   const total = found.total;
   if (Math.abs(total - ref.value) <= rule.tolerance) return [];
+  // Each number is formatted once (shortest round-trip printing is the costly part).
   const within = rule.tolerance === 1e-9 ? '' : ` within ${formatNumber(rule.tolerance)}`;
+  const expected = `${refLabel(ref)}${within}`;
+  const sum = formatNumber(total);
   return [
     {
       path: displayPath(path),
-      expected: `sum equals ${refLabel(ref)}${within}`,
-      found: `sum ${formatNumber(total)}`,
-      message: `values sum to ${formatNumber(total)}, expected ${refLabel(ref)}${within}`,
+      expected: `sum equals ${expected}`,
+      found: `sum ${sum}`,
+      message: `values sum to ${sum}, expected ${expected}`,
     },
   ];
 };
