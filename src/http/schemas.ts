@@ -1,77 +1,25 @@
 /**
  * @module JSON Schemas the routes declare. They feed OpenAPI (/openapi.json) and
- * validate path/query parameters. The verification body is parsed by the core's
+ * validate path/query parameters. The wire formats come from
+ * src/service/wire-schemas.ts (shared with the MCP tools); here they get their
+ * OpenAPI ids, formats and examples. The verification body is parsed by the core's
  * strict parser instead (hashes cover the parsed value), so its schema here is
  * documentation of the same contract, not a second validator.
  */
 import { ERROR_TABLE } from '../errors.js';
+import { ERROR_SCHEMA, RECEIPT_SCHEMA, TRUST_SCORE_SCHEMA, VERIFICATION_REQUEST_SCHEMA } from '../service/wire-schemas.js';
 
 export const errorSchema = {
   $id: 'Error',
-  type: 'object',
   description: 'Every non-payment error (SPEC §6).',
-  required: ['code', 'message', 'status', 'retryable', 'charged', 'next_actions', 'fields'],
-  properties: {
-    code: { type: 'string', enum: Object.keys(ERROR_TABLE) },
-    message: { type: 'string' },
-    status: { type: 'integer' },
-    retryable: { type: 'boolean' },
-    charged: { type: 'boolean', const: false },
-    next_actions: { type: 'array', items: { type: 'object', additionalProperties: true } },
-    fields: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['field', 'problem', 'fix'],
-        properties: { field: { type: 'string' }, problem: { type: 'string' }, fix: { type: 'string' } },
-      },
-    },
-    retry_after: { type: 'integer', description: 'Seconds; present when retryable.' },
-  },
-} as const;
-
-const ruleSchema = {
-  type: 'object',
-  required: ['type', 'field'],
-  additionalProperties: false,
-  properties: {
-    type: { type: 'string', enum: ['sum_equals', 'gte', 'lte', 'exists_in', 'unique'] },
-    field: { type: 'string', description: "Dotted path, e.g. 'line_items[].line_total'." },
-    equals_field: { type: ['string', 'null'] },
-    equals: { type: ['number', 'null'] },
-    other_field: { type: ['string', 'null'] },
-    value: { type: ['number', 'null'] },
-    in_field: { type: ['string', 'null'] },
-    values: { type: ['array', 'null'] },
-    tolerance: { type: 'number', default: 1e-9 },
-    if_present: { type: 'boolean', default: false },
-  },
+  ...ERROR_SCHEMA,
+  properties: { ...ERROR_SCHEMA.properties, code: { type: 'string', enum: Object.keys(ERROR_TABLE) } },
 } as const;
 
 export const verificationRequestSchema = {
   $id: 'VerificationRequest',
-  type: 'object',
   description: 'SPEC §1. Parsed strictly (I-JSON): duplicate keys or unsafe integers outside submitted_output are rejected.',
-  required: ['task_id', 'expected_schema', 'submitted_output'],
-  additionalProperties: false,
-  properties: {
-    task_id: { type: 'string', minLength: 1, maxLength: 200 },
-    agent_id: { type: ['string', 'null'], minLength: 1, maxLength: 200, description: "Ids starting with 'test-' are never scored." },
-    expected_schema: { type: ['object', 'boolean'], description: 'JSON Schema (2020-12 default; 2019-09, draft-07).' },
-    submitted_output: { description: 'Any JSON value: the output being checked.' },
-    strict_content_check: { type: 'boolean', default: false },
-    bounds: {
-      type: ['object', 'null'],
-      additionalProperties: {
-        type: 'object',
-        additionalProperties: false,
-        properties: { min: { type: 'number' }, max: { type: 'number' }, if_present: { type: 'boolean' } },
-      },
-    },
-    rules: { type: ['array', 'null'], items: ruleSchema },
-    enforce_rules: { type: 'boolean', default: false },
-    detail: { type: 'string', enum: ['full', 'compact'], default: 'full' },
-  },
+  ...VERIFICATION_REQUEST_SCHEMA,
   examples: [
     {
       task_id: 'tv-1',
@@ -81,67 +29,27 @@ export const verificationRequestSchema = {
   ],
 } as const;
 
-const scoreSchema = { type: 'object', required: ['ratio', 'passed', 'total'], properties: { ratio: { type: 'number' }, passed: { type: 'integer' }, total: { type: 'integer' } } };
-
-const signatureBlocks = {
-  verify: {
-    type: 'object',
-    properties: {
-      public_key_url: { type: 'string' },
-      key_version: { type: 'string' },
-      canonicalization: { type: 'string' },
-      hash_algorithm: { type: 'string' },
-      service: { type: 'string' },
-      mcp: { type: 'string' },
-    },
-  },
-  attestation: {
-    type: 'object',
-    properties: {
-      algorithm: { type: 'string', const: 'Ed25519' },
-      key_version: { type: 'string' },
-      timestamp: { type: 'string' },
-      signature: { type: 'string', description: 'Standard base64 of the 64-byte Ed25519 signature.' },
-    },
-  },
-};
-
 export const receiptSchema = {
   $id: 'Receipt',
-  type: 'object',
   description: 'The signed verification response (SPEC §4–5). Sent as stored, byte for byte.',
+  ...RECEIPT_SCHEMA,
   additionalProperties: true,
   properties: {
-    summary: { type: 'object', properties: { result: { type: 'string' }, blocking_checks: { type: 'array', items: { type: 'string' } } } },
-    next_actions: { type: 'array', items: { type: 'object' } },
-    result: { type: 'string', enum: ['pass', 'fail'] },
+    ...RECEIPT_SCHEMA.properties,
     verification_id: { type: 'string', format: 'uuid' },
-    task_id: { type: 'string' },
-    agent_id: { type: ['string', 'null'] },
-    output_hash: { type: 'string' },
-    schema_hash: { type: 'string' },
-    rules_hash: { type: 'string' },
-    request_hash: { type: 'string' },
     verified_at: { type: 'string', format: 'date-time' },
-    verifier_version: { type: 'string' },
-    schema_compliance: scoreSchema,
-    integrity_checks: scoreSchema,
-    overall: scoreSchema,
-    ...signatureBlocks,
   },
 } as const;
 
 export const trustScoreSchema = {
   $id: 'TrustScore',
-  type: 'object',
   description: 'Signed trust score (context json-schema-verifier/trust-score-attestation/v1).',
+  ...TRUST_SCORE_SCHEMA,
   additionalProperties: true,
   properties: {
-    agent_id: { type: 'string' },
-    score: { type: 'number', minimum: 0, maximum: 100 },
+    ...TRUST_SCORE_SCHEMA.properties,
     inputs: { type: 'object', additionalProperties: true },
     scored_at: { type: 'string', format: 'date-time' },
-    ...signatureBlocks,
   },
 } as const;
 

@@ -9,10 +9,10 @@
  * `fields[].fix` instead of a generic schema-library message, and unknown
  * top-level fields are rejected instead of silently stripped.
  *
- * Schemas avoid `$schema`/`$ref` on purpose: validating clients (the official
- * SDK compiles outputSchema with a default Ajv) must be able to compile them as is.
+ * The wire-format schemas are shared with OpenAPI (src/service/wire-schemas.ts),
+ * which keeps them compilable by validating clients as is.
  */
-import { RULE_TYPES } from '../core/types.js';
+import { ERROR_SCHEMA, RECEIPT_SCHEMA, TRUST_SCORE_SCHEMA, VERIFICATION_REQUEST_SCHEMA } from '../service/wire-schemas.js';
 
 export type ToolName = 'verify_schema' | 'get_verification_record';
 export const TOOL_NAMES: readonly ToolName[] = ['verify_schema', 'get_verification_record'];
@@ -40,113 +40,20 @@ export interface McpToolDefinition extends McpToolDescriptor {
   annotations: ToolAnnotationsShape;
 }
 
-const ID_STRING = { type: 'string', minLength: 1, maxLength: 200 } as const;
-
-const BOUND_SCHEMA = {
-  type: 'object',
-  description: 'Inclusive numeric range every value at the path must fall in.',
-  properties: {
-    min: { type: 'number' },
-    max: { type: 'number' },
-    if_present: { type: 'boolean', default: false, description: 'Pass when the path yields no value.' },
-  },
-  additionalProperties: false,
-} as const;
-
-const RULE_SCHEMA = {
-  type: 'object',
-  required: ['type', 'field'],
-  properties: {
-    type: {
-      type: 'string',
-      enum: [...RULE_TYPES],
-      description:
-        'sum_equals: numbers at field sum to equals_field / equals (within tolerance). gte / lte: every number at field is >= / <= other_field / value. ' +
-        'exists_in: every value at field occurs in in_field / values. unique: values at field are pairwise distinct.',
-    },
-    field: { type: 'string', description: "Dotted path, '[]' expands arrays: 'line_items[].line_total'." },
-    equals_field: { type: 'string', description: 'sum_equals: path of the expected sum (xor equals).' },
-    equals: { type: 'number', description: 'sum_equals: constant expected sum (xor equals_field).' },
-    other_field: { type: 'string', description: 'gte/lte: path to compare with (xor value).' },
-    value: { type: 'number', description: 'gte/lte: constant to compare with (xor other_field).' },
-    in_field: { type: 'string', description: 'exists_in: path of the allowed values (xor values).' },
-    values: { type: 'array', description: 'exists_in: constant list of allowed values (xor in_field).' },
-    tolerance: { type: 'number', default: 1e-9, description: 'sum_equals: absolute tolerance.' },
-    if_present: { type: 'boolean', default: false, description: 'Pass when field yields no value.' },
-  },
-  additionalProperties: false,
-} as const;
-
 /** SPEC §1, as guidance for clients. The service validates; this schema is not enforced. */
-export const VERIFY_SCHEMA_INPUT: JsonSchemaObject = {
-  type: 'object',
-  properties: {
-    task_id: { ...ID_STRING, description: "Your id for the task, e.g. 'inv-2026-0042'." },
-    agent_id: {
-      type: ['string', 'null'],
-      minLength: 1,
-      maxLength: 200,
-      description: "Who produced the output (an unauthenticated label). Ids starting with 'test-' are recorded but never scored.",
-    },
-    expected_schema: {
-      type: ['object', 'boolean'],
-      description: 'The JSON Schema the output must satisfy. Draft 2020-12 unless $schema says 2019-09 or draft-07. No remote $ref.',
-    },
-    submitted_output: { description: 'The agent output to check: any JSON value.' },
-    strict_content_check: {
-      type: 'boolean',
-      default: false,
-      description: 'Also fail undeclared fields and placeholder strings (TODO, TBD, N/A, lorem ipsum, {{...}}...).',
-    },
-    bounds: {
-      type: ['object', 'null'],
-      description: "Numeric ranges by path, e.g. {\"line_items[].qty\": {\"min\": 1, \"max\": 1000}}.",
-      additionalProperties: BOUND_SCHEMA,
-    },
-    rules: { type: ['array', 'null'], description: 'Cross-field rules.', items: RULE_SCHEMA },
-    enforce_rules: {
-      type: 'boolean',
-      default: false,
-      description: 'When true, failed rules and bounds fail the result; when false they are warnings.',
-    },
-    detail: { type: 'string', enum: ['full', 'compact'], default: 'full', description: 'Response shape only; not hashed.' },
-  },
-  required: ['task_id', 'expected_schema', 'submitted_output'],
-  additionalProperties: false,
-};
+export const VERIFY_SCHEMA_INPUT: JsonSchemaObject = VERIFICATION_REQUEST_SCHEMA;
 
 export const GET_RECORD_INPUT: JsonSchemaObject = {
   type: 'object',
   properties: {
-    agent_id: { ...ID_STRING, description: 'The agent_id used in verify_schema calls.' },
+    agent_id: { type: 'string', minLength: 1, maxLength: 200, description: 'The agent_id used in verify_schema calls.' },
   },
   required: ['agent_id'],
   additionalProperties: false,
 };
 
 /** The SPEC §6 error object carried in `structuredContent` of every error result. */
-export const ERROR_OUTPUT: JsonSchemaObject = {
-  type: 'object',
-  title: 'Error',
-  required: ['code', 'message', 'status', 'retryable', 'charged', 'next_actions', 'fields'],
-  properties: {
-    code: { type: 'string' },
-    message: { type: 'string' },
-    status: { type: 'integer' },
-    retryable: { type: 'boolean' },
-    charged: { const: false },
-    next_actions: { type: 'array', items: { type: 'object' } },
-    fields: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['field', 'problem', 'fix'],
-        properties: { field: { type: 'string' }, problem: { type: 'string' }, fix: { type: 'string' } },
-      },
-    },
-    retry_after: { type: 'number' },
-  },
-};
+export const ERROR_OUTPUT: JsonSchemaObject = { ...ERROR_SCHEMA, title: 'Error' };
 
 /**
  * x402 PaymentRequired, the structuredContent of an isError result when the operator
@@ -165,76 +72,9 @@ export const PAYMENT_REQUIRED_OUTPUT: JsonSchemaObject = {
   },
 };
 
-const SIGNATURE_BLOCKS = {
-  verify: {
-    type: 'object',
-    required: ['public_key_url', 'key_version', 'canonicalization', 'hash_algorithm'],
-    properties: {
-      public_key_url: { type: 'string' },
-      key_version: { type: 'string' },
-      canonicalization: { type: 'string' },
-      hash_algorithm: { type: 'string' },
-      service: { type: 'string' },
-      mcp: { type: 'string' },
-    },
-  },
-  attestation: {
-    type: 'object',
-    required: ['algorithm', 'key_version', 'timestamp', 'signature'],
-    properties: {
-      algorithm: { const: 'Ed25519' },
-      key_version: { type: 'string' },
-      timestamp: { type: 'string' },
-      signature: { type: 'string' },
-    },
-  },
-} as const;
+export const RECEIPT_OUTPUT: JsonSchemaObject = { ...RECEIPT_SCHEMA, title: 'Signed verification receipt' };
 
-const SCORE_OBJECT = { type: 'object', required: ['ratio', 'passed', 'total'] } as const;
-
-/** The signed receipt of SPEC §4 (full or compact form); only fields both forms share are required. */
-export const RECEIPT_OUTPUT: JsonSchemaObject = {
-  type: 'object',
-  title: 'Signed verification receipt',
-  required: [
-    'summary', 'next_actions', 'result', 'verification_id', 'task_id', 'agent_id', 'output_hash', 'schema_hash',
-    'rules_hash', 'verified_at', 'verifier_version', 'verify', 'attestation',
-  ],
-  properties: {
-    summary: {
-      type: 'object',
-      required: ['result', 'blocking_checks'],
-      properties: { result: { enum: ['pass', 'fail'] }, blocking_checks: { type: 'array', items: { type: 'string' } } },
-    },
-    next_actions: { type: 'array', items: { type: 'object' } },
-    result: { enum: ['pass', 'fail'] },
-    verification_id: { type: 'string' },
-    task_id: { type: 'string' },
-    agent_id: { type: ['string', 'null'] },
-    output_hash: { type: 'string' },
-    schema_hash: { type: 'string' },
-    rules_hash: { type: 'string' },
-    request_hash: { type: 'string' },
-    verified_at: { type: 'string' },
-    verifier_version: { type: 'string' },
-    schema_compliance: SCORE_OBJECT,
-    integrity_checks: SCORE_OBJECT,
-    overall: SCORE_OBJECT,
-    ...SIGNATURE_BLOCKS,
-  },
-};
-
-/** The signed trust score (trust-score attestation context). */
-export const SCORE_OUTPUT: JsonSchemaObject = {
-  type: 'object',
-  title: 'Signed trust score',
-  required: ['agent_id', 'score', 'verify', 'attestation'],
-  properties: {
-    agent_id: { type: 'string' },
-    score: { type: 'number', minimum: 0, maximum: 100 },
-    ...SIGNATURE_BLOCKS,
-  },
-};
+export const SCORE_OUTPUT: JsonSchemaObject = { ...TRUST_SCORE_SCHEMA, title: 'Signed trust score' };
 
 /**
  * Output schemas are "success OR SPEC error OR x402 PaymentRequired": the 1.x SDK

@@ -1,0 +1,189 @@
+/**
+ * @module JSON Schemas of the wire formats (SPEC §1 request, §4–5 receipt and trust
+ * score, §6 error), written once for every surface that advertises them: OpenAPI
+ * (src/http/schemas.ts) and the MCP tools' input/output schemas
+ * (src/mcp/tool-definitions.ts).
+ *
+ * They describe the contract; they are not its validator. Requests are checked by
+ * the core's strict parser, which gives the coded error with `fields[].fix`.
+ *
+ * No `$schema`, `$ref` or `format` here: validating MCP clients (the official SDK
+ * compiles outputSchema with a default Ajv) must be able to compile them as is.
+ * Surfaces that can afford more (OpenAPI ids, formats, examples) add it on top.
+ */
+import { RULE_TYPES } from '../core/types.js';
+
+const ID_STRING = { type: 'string', minLength: 1, maxLength: 200 } as const;
+
+export const BOUND_SCHEMA = {
+  type: 'object',
+  description: 'Inclusive numeric range every value at the path must fall in.',
+  properties: {
+    min: { type: 'number' },
+    max: { type: 'number' },
+    if_present: { type: 'boolean', default: false, description: 'Pass when the path yields no value.' },
+  },
+  additionalProperties: false,
+} as const;
+
+// References are nullable: the parser treats null as absent (SPEC §1 normalization).
+export const RULE_SCHEMA = {
+  type: 'object',
+  required: ['type', 'field'],
+  properties: {
+    type: {
+      type: 'string',
+      enum: [...RULE_TYPES],
+      description:
+        'sum_equals: numbers at field sum to equals_field / equals (within tolerance). gte / lte: every number at field is >= / <= other_field / value. ' +
+        'exists_in: every value at field occurs in in_field / values. unique: values at field are pairwise distinct.',
+    },
+    field: { type: 'string', description: "Dotted path, '[]' expands arrays: 'line_items[].line_total'." },
+    equals_field: { type: ['string', 'null'], description: 'sum_equals: path of the expected sum (xor equals).' },
+    equals: { type: ['number', 'null'], description: 'sum_equals: constant expected sum (xor equals_field).' },
+    other_field: { type: ['string', 'null'], description: 'gte/lte: path to compare with (xor value).' },
+    value: { type: ['number', 'null'], description: 'gte/lte: constant to compare with (xor other_field).' },
+    in_field: { type: ['string', 'null'], description: 'exists_in: path of the allowed values (xor values).' },
+    values: { type: ['array', 'null'], description: 'exists_in: constant list of allowed values (xor in_field).' },
+    tolerance: { type: 'number', default: 1e-9, description: 'sum_equals: absolute tolerance.' },
+    if_present: { type: 'boolean', default: false, description: 'Pass when field yields no value.' },
+  },
+  additionalProperties: false,
+} as const;
+
+/** SPEC §1 verification request. */
+export const VERIFICATION_REQUEST_SCHEMA = {
+  type: 'object',
+  properties: {
+    task_id: { ...ID_STRING, description: "Your id for the task, e.g. 'inv-2026-0042'." },
+    agent_id: {
+      type: ['string', 'null'],
+      minLength: 1,
+      maxLength: 200,
+      description: "Who produced the output (an unauthenticated label). Ids starting with 'test-' are recorded but never scored.",
+    },
+    expected_schema: {
+      type: ['object', 'boolean'],
+      description: 'The JSON Schema the output must satisfy. Draft 2020-12 unless $schema says 2019-09 or draft-07. No remote $ref.',
+    },
+    submitted_output: { description: 'The agent output to check: any JSON value.' },
+    strict_content_check: {
+      type: 'boolean',
+      default: false,
+      description: 'Also fail undeclared fields and placeholder strings (TODO, TBD, N/A, lorem ipsum, {{...}}...).',
+    },
+    bounds: {
+      type: ['object', 'null'],
+      description: 'Numeric ranges by path, e.g. {"line_items[].qty": {"min": 1, "max": 1000}}.',
+      additionalProperties: BOUND_SCHEMA,
+    },
+    rules: { type: ['array', 'null'], description: 'Cross-field rules.', items: RULE_SCHEMA },
+    enforce_rules: {
+      type: 'boolean',
+      default: false,
+      description: 'When true, failed rules and bounds fail the result; when false they are warnings.',
+    },
+    detail: { type: 'string', enum: ['full', 'compact'], default: 'full', description: 'Response shape only; not hashed.' },
+  },
+  required: ['task_id', 'expected_schema', 'submitted_output'],
+  additionalProperties: false,
+} as const;
+
+/** SPEC §6 error body. `code` is any string here; OpenAPI narrows it to the error table. */
+export const ERROR_SCHEMA = {
+  type: 'object',
+  required: ['code', 'message', 'status', 'retryable', 'charged', 'next_actions', 'fields'],
+  properties: {
+    code: { type: 'string' },
+    message: { type: 'string' },
+    status: { type: 'integer' },
+    retryable: { type: 'boolean' },
+    charged: { type: 'boolean', const: false },
+    next_actions: { type: 'array', items: { type: 'object' } },
+    fields: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['field', 'problem', 'fix'],
+        properties: { field: { type: 'string' }, problem: { type: 'string' }, fix: { type: 'string' } },
+      },
+    },
+    retry_after: { type: 'integer', description: 'Seconds; present when retryable.' },
+  },
+} as const;
+
+const SCORE_SCHEMA = {
+  type: 'object',
+  required: ['ratio', 'passed', 'total'],
+  properties: { ratio: { type: 'number' }, passed: { type: 'integer' }, total: { type: 'integer' } },
+} as const;
+
+/** The `verify` and `attestation` blocks every signed document carries. */
+export const SIGNATURE_BLOCKS = {
+  verify: {
+    type: 'object',
+    required: ['public_key_url', 'key_version', 'canonicalization', 'hash_algorithm'],
+    properties: {
+      public_key_url: { type: 'string' },
+      key_version: { type: 'string' },
+      canonicalization: { type: 'string' },
+      hash_algorithm: { type: 'string' },
+      service: { type: 'string' },
+      mcp: { type: 'string' },
+    },
+  },
+  attestation: {
+    type: 'object',
+    required: ['algorithm', 'key_version', 'timestamp', 'signature'],
+    properties: {
+      algorithm: { type: 'string', const: 'Ed25519' },
+      key_version: { type: 'string' },
+      timestamp: { type: 'string' },
+      signature: { type: 'string', description: 'Standard base64 of the 64-byte Ed25519 signature.' },
+    },
+  },
+} as const;
+
+/** The signed receipt of SPEC §4 (full or compact form); only fields both forms share are required. */
+export const RECEIPT_SCHEMA = {
+  type: 'object',
+  required: [
+    'summary', 'next_actions', 'result', 'verification_id', 'task_id', 'agent_id', 'output_hash', 'schema_hash',
+    'rules_hash', 'verified_at', 'verifier_version', 'verify', 'attestation',
+  ],
+  properties: {
+    summary: {
+      type: 'object',
+      required: ['result', 'blocking_checks'],
+      properties: { result: { type: 'string', enum: ['pass', 'fail'] }, blocking_checks: { type: 'array', items: { type: 'string' } } },
+    },
+    next_actions: { type: 'array', items: { type: 'object' } },
+    result: { type: 'string', enum: ['pass', 'fail'] },
+    verification_id: { type: 'string' },
+    task_id: { type: 'string' },
+    agent_id: { type: ['string', 'null'] },
+    output_hash: { type: 'string' },
+    schema_hash: { type: 'string' },
+    rules_hash: { type: 'string' },
+    request_hash: { type: 'string' },
+    verified_at: { type: 'string' },
+    verifier_version: { type: 'string' },
+    schema_compliance: SCORE_SCHEMA,
+    integrity_checks: SCORE_SCHEMA,
+    overall: SCORE_SCHEMA,
+    ...SIGNATURE_BLOCKS,
+  },
+} as const;
+
+/** The signed trust score (trust-score attestation context). */
+export const TRUST_SCORE_SCHEMA = {
+  type: 'object',
+  required: ['agent_id', 'score', 'verify', 'attestation'],
+  properties: {
+    agent_id: { type: 'string' },
+    score: { type: 'number', minimum: 0, maximum: 100 },
+    inputs: { type: 'object' },
+    scored_at: { type: 'string' },
+    ...SIGNATURE_BLOCKS,
+  },
+} as const;
