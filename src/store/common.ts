@@ -1,10 +1,11 @@
 /**
  * @module Pieces shared by the SQLite and PostgreSQL stores, so both give the
  * same answers: argument checks, the opaque history cursor, the allowance
- * state arithmetic and the ordering key of a receipt.
+ * state arithmetic, the ordering key of a receipt, and the mapping between
+ * rows and records. Only the SQL dialect stays in each store.
  */
 import { invalidRequest } from '../errors.js';
-import type { AllowanceState, PaymentKey } from './store.js';
+import type { AllowanceState, HistoryEntry, PaymentEvent, PaymentEventKind, PaymentKey, ReceiptRecord, ReputationPage } from './store.js';
 
 const DAY_RE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
@@ -82,4 +83,90 @@ export function assertPageLimit(limit: number): void {
 /** passes / verifications rounded to 6 decimals; 0 when none (SPEC §6 reputation). */
 export function passRate(passes: number, verifications: number): number {
   return verifications === 0 ? 0 : Math.round((passes / verifications) * 1e6) / 1e6;
+}
+
+/** Column order of a receipt row; {@link receiptValues} gives the values in this order. */
+export const RECEIPT_COLUMNS = 'verification_id, agent_id, task_id, result, overall_ratio, verified_at, verified_ms, key_version, receipt';
+
+/** The values of a receipt row, in {@link RECEIPT_COLUMNS} order (checks the record first). */
+export function receiptValues(record: ReceiptRecord): unknown[] {
+  assertReceipt(record);
+  return [
+    record.verificationId,
+    record.agentId,
+    record.taskId,
+    record.result,
+    record.overallRatio,
+    record.verifiedAt,
+    verifiedMs(record.verifiedAt),
+    record.keyVersion,
+    record.receipt,
+  ];
+}
+
+/** Columns of a history row: the entry plus the ordering key the cursor is made of. */
+export const HISTORY_COLUMNS = 'verification_id, task_id, result, overall_ratio, verified_at, verified_ms';
+
+export interface HistoryRow extends HistoryEntry {
+  /** PostgreSQL returns BIGINT as a string. */
+  verified_ms: number | string;
+}
+
+/**
+ * One reputation page from what a store read in one snapshot: the agent's counts,
+ * its first/last verified_at, and up to `limit + 1` history rows (newest first);
+ * the extra row only says whether there is a next page.
+ */
+export function reputationPage(
+  agentId: string,
+  counts: { verifications: number; passes: number },
+  seen: { first: string | null; last: string | null },
+  rows: readonly HistoryRow[],
+  limit: number,
+): ReputationPage {
+  const { verifications, passes } = counts;
+  const more = rows.length > limit;
+  const pageRows = more ? rows.slice(0, limit) : rows;
+  const last = pageRows[pageRows.length - 1];
+  return {
+    agent_id: agentId,
+    verifications,
+    passes,
+    fails: verifications - passes,
+    pass_rate: passRate(passes, verifications),
+    first_seen: seen.first,
+    last_seen: seen.last,
+    history: pageRows.map((r) => ({
+      verification_id: r.verification_id,
+      task_id: r.task_id,
+      result: r.result,
+      overall_ratio: r.overall_ratio,
+      verified_at: r.verified_at,
+    })),
+    next_cursor: more && last ? encodeCursor({ ms: Number(last.verified_ms), id: last.verification_id }) : null,
+  };
+}
+
+export interface EventRow {
+  network: string;
+  payer: string;
+  nonce: string;
+  kind: PaymentEventKind;
+  route: string;
+  amount: string;
+  verification_id: string | null;
+  at: string;
+  detail: string | null;
+}
+
+export function toEvent(r: EventRow): PaymentEvent {
+  return {
+    key: { network: r.network, payer: r.payer, nonce: r.nonce },
+    kind: r.kind,
+    route: r.route,
+    amount: r.amount,
+    verificationId: r.verification_id,
+    at: r.at,
+    detail: r.detail,
+  };
 }

@@ -12,14 +12,17 @@ import {
   assertLimit,
   assertPageLimit,
   assertPaymentKey,
-  assertReceipt,
   decodeCursor,
-  encodeCursor,
-  passRate,
-  verifiedMs,
+  HISTORY_COLUMNS,
+  RECEIPT_COLUMNS,
+  receiptValues,
+  reputationPage,
+  toEvent,
+  type EventRow,
+  type HistoryRow,
 } from './common.js';
 import { POSTGRES_MIGRATIONS, type PgMigration } from './migrations/postgres.js';
-import type { AllowanceState, PaymentEvent, PaymentEventKind, PaymentKey, ReceiptRecord, ReputationPage, Store } from './store.js';
+import type { AllowanceState, PaymentEvent, PaymentKey, ReceiptRecord, ReputationPage, Store } from './store.js';
 
 /** The part of the `pg` API this store uses (the package ships no types). */
 interface PgQueryResult<R> {
@@ -92,8 +95,6 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     return r.rows[0]?.used ?? 0;
   }
 
-  const historyCols = 'verification_id, task_id, result, overall_ratio, verified_at, verified_ms';
-
   const store: PostgresStore = {
     schema,
     migrate,
@@ -135,15 +136,13 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
 
     async saveReceipt(record: ReceiptRecord): Promise<void> {
-      assertReceipt(record);
-      const ms = verifiedMs(record.verifiedAt);
+      const values = receiptValues(record);
       await withTransaction(pool, async (c) => {
         // The server default may have been relaxed; a receipt must be on disk before the client sees it.
         await c.query('SET LOCAL synchronous_commit = on');
         await c.query(
-          `INSERT INTO ${q}.receipts (verification_id, agent_id, task_id, result, overall_ratio, verified_at, verified_ms, key_version, receipt)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-          [record.verificationId, record.agentId, record.taskId, record.result, record.overallRatio, record.verifiedAt, ms, record.keyVersion, record.receipt],
+          `INSERT INTO ${q}.receipts (${RECEIPT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+          values,
         );
       });
     },
@@ -183,37 +182,18 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
           const rows = (
             cursor
               ? await c.query<HistoryRow>(
-                  `SELECT ${historyCols} FROM ${q}.receipts
+                  `SELECT ${HISTORY_COLUMNS} FROM ${q}.receipts
                    WHERE agent_id = $1 AND (verified_ms, verification_id) < ($2::bigint, $3::text)
                    ORDER BY verified_ms DESC, verification_id DESC LIMIT $4`,
                   [agentId, cursor.ms, cursor.id, page.limit + 1],
                 )
               : await c.query<HistoryRow>(
-                  `SELECT ${historyCols} FROM ${q}.receipts WHERE agent_id = $1
+                  `SELECT ${HISTORY_COLUMNS} FROM ${q}.receipts WHERE agent_id = $1
                    ORDER BY verified_ms DESC, verification_id DESC LIMIT $2`,
                   [agentId, page.limit + 1],
                 )
           ).rows;
-          const more = rows.length > page.limit;
-          const pageRows = more ? rows.slice(0, page.limit) : rows;
-          const last = pageRows[pageRows.length - 1];
-          return {
-            agent_id: agentId,
-            verifications,
-            passes,
-            fails: verifications - passes,
-            pass_rate: passRate(passes, verifications),
-            first_seen: firstSeen,
-            last_seen: lastSeen,
-            history: pageRows.map((r) => ({
-              verification_id: r.verification_id,
-              task_id: r.task_id,
-              result: r.result,
-              overall_ratio: r.overall_ratio,
-              verified_at: r.verified_at,
-            })),
-            next_cursor: more && last ? encodeCursor({ ms: Number(last.verified_ms), id: last.verification_id }) : null,
-          };
+          return reputationPage(agentId, { verifications, passes }, { first: firstSeen, last: lastSeen }, rows, page.limit);
         },
         'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
       );
@@ -291,40 +271,6 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     throw err;
   }
   return store;
-}
-
-interface HistoryRow {
-  verification_id: string;
-  task_id: string;
-  result: 'pass' | 'fail';
-  overall_ratio: number;
-  verified_at: string;
-  /** BIGINT arrives as a string. */
-  verified_ms: string;
-}
-
-interface EventRow {
-  network: string;
-  payer: string;
-  nonce: string;
-  kind: PaymentEventKind;
-  route: string;
-  amount: string;
-  verification_id: string | null;
-  at: string;
-  detail: string | null;
-}
-
-function toEvent(r: EventRow): PaymentEvent {
-  return {
-    key: { network: r.network, payer: r.payer, nonce: r.nonce },
-    kind: r.kind,
-    route: r.route,
-    amount: r.amount,
-    verificationId: r.verification_id,
-    at: r.at,
-    detail: r.detail,
-  };
 }
 
 async function withTransaction<T>(pool: PgPool, fn: (c: PgPoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {

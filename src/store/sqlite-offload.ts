@@ -11,7 +11,7 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { allowanceState, assertDay, assertLimit, assertReceipt, verifiedMs } from './common.js';
+import { allowanceState, assertDay, assertLimit, RECEIPT_COLUMNS, receiptValues } from './common.js';
 import { createSqliteStore } from './sqlite.js';
 import type { SqliteStore, SqliteStoreOptions } from './sqlite.js';
 import type { AllowanceState, ReceiptRecord } from './store.js';
@@ -31,8 +31,7 @@ const consume = db.prepare(\`INSERT INTO allowance (client_key, day, used) VALUE
   ON CONFLICT (client_key, day) DO UPDATE SET used = used + 1 WHERE used < ? RETURNING used\`);
 const peek = db.prepare('SELECT used FROM allowance WHERE client_key = ? AND day = ?');
 const refund = db.prepare('UPDATE allowance SET used = used - 1 WHERE client_key = ? AND day = ? AND used > 0');
-const insert = db.prepare(\`INSERT INTO receipts (verification_id, agent_id, task_id, result, overall_ratio, verified_at, verified_ms, key_version, receipt)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)\`);
+const insert = db.prepare('INSERT INTO receipts (${RECEIPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
 function run(op) {
   if (op.op === 'consume') {
     const row = consume.get(op.clientKey, op.day, op.limit);
@@ -144,21 +143,7 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
     },
 
     async saveReceipt(record: ReceiptRecord): Promise<void> {
-      assertReceipt(record);
-      await call({
-        op: 'save',
-        args: [
-          record.verificationId,
-          record.agentId,
-          record.taskId,
-          record.result,
-          record.overallRatio,
-          record.verifiedAt,
-          verifiedMs(record.verifiedAt),
-          record.keyVersion,
-          record.receipt,
-        ],
-      });
+      await call({ op: 'save', args: receiptValues(record) });
     },
 
     async health(): Promise<boolean> {

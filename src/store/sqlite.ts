@@ -16,14 +16,17 @@ import {
   assertLimit,
   assertPageLimit,
   assertPaymentKey,
-  assertReceipt,
   decodeCursor,
-  encodeCursor,
-  passRate,
-  verifiedMs,
+  HISTORY_COLUMNS,
+  RECEIPT_COLUMNS,
+  receiptValues,
+  reputationPage,
+  toEvent,
+  type EventRow,
+  type HistoryRow,
 } from './common.js';
 import { SQLITE_MIGRATIONS, type Migration } from './migrations/sqlite.js';
-import type { AllowanceState, HistoryEntry, PaymentEvent, PaymentEventKind, PaymentKey, ReceiptRecord, ReputationPage, Store } from './store.js';
+import type { AllowanceState, PaymentEvent, PaymentKey, ReceiptRecord, ReputationPage, Store } from './store.js';
 
 /** The part of the better-sqlite3 API this store uses (the package ships no types). */
 interface SqliteStatement {
@@ -165,19 +168,9 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
 
     async saveReceipt(record: ReceiptRecord): Promise<void> {
-      assertReceipt(record);
+      const values = receiptValues(record);
       // Autocommit (or the group's commit): resolves after the commit (and, with FULL, the fsync).
-      await write(() => s.insertReceipt.run(
-        record.verificationId,
-        record.agentId,
-        record.taskId,
-        record.result,
-        record.overallRatio,
-        record.verifiedAt,
-        verifiedMs(record.verifiedAt),
-        record.keyVersion,
-        record.receipt,
-      ));
+      await write(() => s.insertReceipt.run(...values));
     },
 
     async getReceipt(verificationId: string): Promise<string | null> {
@@ -191,31 +184,13 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       // One read transaction, so counts and the page come from the same snapshot.
       return readSnapshot(() => {
         const c = s.counts.get(agentId) as { verifications: number; passes: number | null };
-        const rows = (cursor ? s.historyAfter.all(agentId, cursor.ms, cursor.ms, cursor.id, page.limit + 1) : s.historyFirst.all(agentId, page.limit + 1)) as Array<
-          HistoryEntry & { verified_ms: number }
-        >;
-        const more = rows.length > page.limit;
-        const pageRows = more ? rows.slice(0, page.limit) : rows;
-        const last = pageRows[pageRows.length - 1];
+        const rows = (cursor ? s.historyAfter.all(agentId, cursor.ms, cursor.ms, cursor.id, page.limit + 1) : s.historyFirst.all(agentId, page.limit + 1)) as HistoryRow[];
         const verifications = c.verifications;
-        const passes = c.passes ?? 0;
-        return {
-          agent_id: agentId,
-          verifications,
-          passes,
-          fails: verifications - passes,
-          pass_rate: passRate(passes, verifications),
-          first_seen: verifications > 0 ? (s.firstSeen.get(agentId) as { verified_at: string }).verified_at : null,
-          last_seen: verifications > 0 ? (s.lastSeen.get(agentId) as { verified_at: string }).verified_at : null,
-          history: pageRows.map((r) => ({
-            verification_id: r.verification_id,
-            task_id: r.task_id,
-            result: r.result,
-            overall_ratio: r.overall_ratio,
-            verified_at: r.verified_at,
-          })),
-          next_cursor: more && last ? encodeCursor({ ms: last.verified_ms, id: last.verification_id }) : null,
-        };
+        const seen =
+          verifications > 0
+            ? { first: (s.firstSeen.get(agentId) as { verified_at: string }).verified_at, last: (s.lastSeen.get(agentId) as { verified_at: string }).verified_at }
+            : { first: null, last: null };
+        return reputationPage(agentId, { verifications, passes: c.passes ?? 0 }, seen, rows, page.limit);
       });
     },
 
@@ -279,32 +254,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   return store;
 }
 
-interface EventRow {
-  network: string;
-  payer: string;
-  nonce: string;
-  kind: PaymentEventKind;
-  route: string;
-  amount: string;
-  verification_id: string | null;
-  at: string;
-  detail: string | null;
-}
-
-function toEvent(r: EventRow): PaymentEvent {
-  return {
-    key: { network: r.network, payer: r.payer, nonce: r.nonce },
-    kind: r.kind,
-    route: r.route,
-    amount: r.amount,
-    verificationId: r.verification_id,
-    at: r.at,
-    detail: r.detail,
-  };
-}
-
 function prepareStatements(db: SqliteDatabase) {
-  const historyCols = 'verification_id, task_id, result, overall_ratio, verified_at, verified_ms';
   return {
     consume: db.prepare(
       `INSERT INTO allowance (client_key, day, used) VALUES (?, ?, 1)
@@ -314,16 +264,15 @@ function prepareStatements(db: SqliteDatabase) {
     peek: db.prepare('SELECT used FROM allowance WHERE client_key = ? AND day = ?'),
     refund: db.prepare('UPDATE allowance SET used = used - 1 WHERE client_key = ? AND day = ? AND used > 0'),
     insertReceipt: db.prepare(
-      `INSERT INTO receipts (verification_id, agent_id, task_id, result, overall_ratio, verified_at, verified_ms, key_version, receipt)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO receipts (${RECEIPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     getReceipt: db.prepare('SELECT receipt FROM receipts WHERE verification_id = ?'),
     counts: db.prepare(`SELECT count(*) AS verifications, sum(result = 'pass') AS passes FROM receipts WHERE agent_id = ?`),
     firstSeen: db.prepare('SELECT verified_at FROM receipts WHERE agent_id = ? ORDER BY verified_ms ASC, verification_id ASC LIMIT 1'),
     lastSeen: db.prepare('SELECT verified_at FROM receipts WHERE agent_id = ? ORDER BY verified_ms DESC, verification_id DESC LIMIT 1'),
-    historyFirst: db.prepare(`SELECT ${historyCols} FROM receipts WHERE agent_id = ? ORDER BY verified_ms DESC, verification_id DESC LIMIT ?`),
+    historyFirst: db.prepare(`SELECT ${HISTORY_COLUMNS} FROM receipts WHERE agent_id = ? ORDER BY verified_ms DESC, verification_id DESC LIMIT ?`),
     historyAfter: db.prepare(
-      `SELECT ${historyCols} FROM receipts
+      `SELECT ${HISTORY_COLUMNS} FROM receipts
        WHERE agent_id = ? AND (verified_ms < ? OR (verified_ms = ? AND verification_id < ?))
        ORDER BY verified_ms DESC, verification_id DESC LIMIT ?`,
     ),
