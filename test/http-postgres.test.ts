@@ -4,26 +4,12 @@
  * served byte-identical by the other. Skipped when PostgreSQL is not reachable.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createPostgresStore } from '../src/store/postgres.js';
 import { postJson, startApp, tempDir } from './http-helpers.js';
 import type { Running } from './http-helpers.js';
+import { postgresTestTarget } from './postgres-helpers.js';
 
-const URL = 'postgresql://postgres@127.0.0.1:5432/test';
-const schema = `aov_http_${process.pid}_${Date.now().toString(36)}`;
-
-async function reachable(): Promise<boolean> {
-  try {
-    const probe = await createPostgresStore({ connectionString: URL, schema: `${schema}_probe`, poolSize: 1 });
-    await probe.dropSchema();
-    await probe.close();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const available = await reachable();
-if (!available) console.warn(`http-postgres tests skipped: PostgreSQL not reachable at ${URL}`);
+const pg = await postgresTestTarget('http-postgres', 'aov_http');
+const { url: URL, schema, available } = pg;
 
 const request = (i: number) =>
   JSON.stringify({ task_id: `pg-${i}`, agent_id: 'pg-agent', expected_schema: { type: 'object' }, submitted_output: { i } });
@@ -33,9 +19,7 @@ describe.skipIf(!available)('HTTP on PostgreSQL, two instances', () => {
   const dirs: Array<() => void> = [];
   afterAll(async () => {
     for (const r of running) await r.close();
-    const s = await createPostgresStore({ connectionString: URL, schema, poolSize: 1 });
-    await s.dropSchema();
-    await s.close();
+    await pg.dropSchema();
     for (const d of dirs) d();
   });
 

@@ -10,24 +10,11 @@ import { createPostgresStore, type PostgresStore } from '../src/store/postgres.j
 import { createPaymentGate } from '../src/payments/gate.js';
 import { BASE_USDC } from '../src/payments/config.js';
 import { createPaymentFixture, type PaymentFixture } from './payments-helpers.js';
+import { postgresTestTarget } from './postgres-helpers.js';
 
-const URL = 'postgresql://postgres@127.0.0.1:5432/test';
-const schema = `aov_pay_${process.pid}_${Date.now().toString(36)}`;
+const pg = await postgresTestTarget('payments-postgres', 'aov_pay');
+const { url: URL, schema, available } = pg;
 const RESOURCE = { url: 'http://127.0.0.1/verify/schema', method: 'POST' as const };
-
-async function reachable(): Promise<boolean> {
-  try {
-    const probe = await createPostgresStore({ connectionString: URL, schema: `${schema}_probe`, poolSize: 1 });
-    await probe.dropSchema();
-    await probe.close();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const available = await reachable();
-if (!available) console.warn(`payments-postgres tests skipped: PostgreSQL not reachable at ${URL}`);
 
 describe.skipIf(!available)('payments on PostgreSQL', () => {
   let f: PaymentFixture;

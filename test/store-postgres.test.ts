@@ -8,29 +8,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/store/index.js';
 import { createPostgresStore, type PostgresStore } from '../src/store/postgres.js';
 import { defineStoreContract } from './store-contract.js';
+import { postgresTestTarget } from './postgres-helpers.js';
 
-const URL = 'postgresql://postgres@127.0.0.1:5432/test';
-const schema = `aov_test_${process.pid}_${Date.now().toString(36)}`;
-
-async function reachable(): Promise<boolean> {
-  try {
-    const probe = await createPostgresStore({ connectionString: URL, schema: `${schema}_probe`, poolSize: 1 });
-    await probe.dropSchema();
-    await probe.close();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const available = await reachable();
-if (!available) console.warn(`store-postgres tests skipped: PostgreSQL not reachable at ${URL}`);
+const pg = await postgresTestTarget('store-postgres', 'aov_test');
+const { url: URL, schema, available } = pg;
 
 describe.skipIf(!available)('postgres', () => {
   afterAll(async () => {
-    const s = await createPostgresStore({ connectionString: URL, schema, poolSize: 1 });
-    await s.dropSchema();
-    await s.close();
+    await pg.dropSchema();
   });
 
   defineStoreContract('postgres', {
