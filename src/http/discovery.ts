@@ -5,6 +5,7 @@
  */
 import type { Config } from '../config.js';
 import { ERROR_TABLE } from '../errors.js';
+import { VERIFICATION_REQUEST_EXAMPLE } from '../service/wire-schemas.js';
 
 export interface DiscoveryContext {
   config: Config;
@@ -13,17 +14,6 @@ export interface DiscoveryContext {
   /** The attestation extension entry (SPEC §5.3) listing every signing key. */
   attestationExtension(): Record<string, unknown>;
 }
-
-const INVOICE_EXAMPLE = {
-  task_id: 'invoice-42',
-  agent_id: 'seller-7',
-  expected_schema: {
-    type: 'object',
-    required: ['invoice_id', 'total'],
-    properties: { invoice_id: { type: 'string', pattern: '^INV-[0-9]{4}$' }, total: { type: 'number' } },
-  },
-  submitted_output: { invoice_id: 'INV-0042', total: 135 },
-};
 
 export function agentCard(ctx: DiscoveryContext): Record<string, unknown> {
   const { config } = ctx;
@@ -67,7 +57,7 @@ export function agentCard(ctx: DiscoveryContext): Record<string, unknown> {
           'POST /verify/schema (alias /verify/deliverable): check submitted_output against expected_schema plus optional bounds and rules; returns a pass/fail verdict with repair hints and an Ed25519-signed receipt.' +
           verifyPrice,
         tags: ['json-schema', 'verification', 'receipt', 'ed25519'],
-        examples: [JSON.stringify(INVOICE_EXAMPLE), 'Check this invoice against my schema before I pay for it.'],
+        examples: [JSON.stringify(VERIFICATION_REQUEST_EXAMPLE), 'Check this invoice against my schema before I pay for it.'],
         inputModes: ['application/json'],
         outputModes: ['application/json'],
       },
@@ -149,7 +139,7 @@ Version: ${ctx.version}
 
 ## Request (POST /verify/schema)
 Fields: task_id (required, 1-200 chars), agent_id (optional), expected_schema (required, JSON Schema; draft 2020-12 unless $schema says 2019-09 or draft-07), submitted_output (required, any JSON), strict_content_check (false), bounds ({path: {min, max, if_present}}), rules ([{type: sum_equals|gte|lte|exists_in|unique, field, ...}]), enforce_rules (false), detail ("full" | "compact").
-Example: ${JSON.stringify(INVOICE_EXAMPLE)}
+Example: ${JSON.stringify(VERIFICATION_REQUEST_EXAMPLE)}
 Unknown fields, duplicate keys or unsafe integers outside submitted_output, invalid JSON, and nesting deeper than ${config.maxJsonDepth} are rejected with 422. Nothing is charged or counted for a 422.
 
 ## Limits

@@ -5,19 +5,11 @@
  * `declareDiscoveryExtension` so the wire shape follows @x402/extensions.
  */
 import { declareDiscoveryExtension } from '@x402/extensions/bazaar';
+import { VERIFICATION_REQUEST_EXAMPLE } from '../service/wire-schemas.js';
 import type { PaidRoute } from './config.js';
 
-const VERIFY_INPUT_EXAMPLE = {
-  task_id: 'invoice-42',
-  agent_id: 'agent-7',
-  expected_schema: {
-    type: 'object',
-    required: ['invoice_number', 'total'],
-    properties: { invoice_number: { type: 'string' }, total: { type: 'number', minimum: 0 } },
-  },
-  submitted_output: { invoice_number: 'INV-1', total: 135 },
-};
-
+// Deliberately shallow (no descriptions, no rule/bound shapes): the declaration travels
+// base64-encoded in the PAYMENT-REQUIRED header. The full schema is in /openapi.json.
 const VERIFY_INPUT_SCHEMA = {
   type: 'object',
   required: ['task_id', 'expected_schema', 'submitted_output'],
@@ -66,7 +58,7 @@ export function httpDiscovery(route: PaidRoute): Record<string, unknown> {
   if (route === 'verify') {
     return declareDiscoveryExtension({
       bodyType: 'json',
-      input: VERIFY_INPUT_EXAMPLE,
+      input: VERIFICATION_REQUEST_EXAMPLE,
       inputSchema: VERIFY_INPUT_SCHEMA,
       output: { example: VERIFY_OUTPUT_EXAMPLE, schema: VERIFY_OUTPUT_SCHEMA },
     });
@@ -86,7 +78,7 @@ export function mcpDiscovery(route: PaidRoute): Record<string, unknown> {
       description: 'Verify an agent output against a JSON Schema, bounds and rules; returns a signed receipt.',
       transport: 'streamable-http',
       inputSchema: VERIFY_INPUT_SCHEMA,
-      example: VERIFY_INPUT_EXAMPLE,
+      example: VERIFICATION_REQUEST_EXAMPLE,
       output: { example: VERIFY_OUTPUT_EXAMPLE },
     });
   }

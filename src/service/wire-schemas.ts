@@ -51,6 +51,18 @@ export const RULE_SCHEMA = {
   additionalProperties: false,
 } as const;
 
+/** A small valid request, for discovery documents (agent card, llms.txt, x402 bazaar). */
+export const VERIFICATION_REQUEST_EXAMPLE = {
+  task_id: 'invoice-42',
+  agent_id: 'seller-7',
+  expected_schema: {
+    type: 'object',
+    required: ['invoice_id', 'total'],
+    properties: { invoice_id: { type: 'string', pattern: '^INV-[0-9]{4}$' }, total: { type: 'number' } },
+  },
+  submitted_output: { invoice_id: 'INV-0042', total: 135 },
+} as const;
+
 /** SPEC §1 verification request. */
 export const VERIFICATION_REQUEST_SCHEMA = {
   type: 'object',
