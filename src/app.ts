@@ -6,7 +6,6 @@
  * ones finish, then closes the store.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Config } from './config.js';
@@ -22,6 +21,7 @@ import type { VerifierServiceImpl } from './service/verifier-service.js';
 import { openStore } from './store/index.js';
 import type { Payments, PaymentsOptions } from './payments/index.js';
 import type { Store } from './store/store.js';
+import { VERSION } from './version.js';
 
 export interface CreateAppOptions {
   /** Fastify logger setting (tests pass false). Default: pino at config.logLevel. */
@@ -44,20 +44,9 @@ export interface App {
   close(): Promise<void>;
 }
 
-/** The package version, read once (works from src/ and from dist/). */
-export function packageVersion(): string {
-  try {
-    const here = path.dirname(new URL(import.meta.url).pathname);
-    const pkg = JSON.parse(readFileSync(path.join(here, '..', 'package.json'), 'utf8')) as { version?: string };
-    return pkg.version ?? '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
-}
-
 export async function createApp(config: Config, options: CreateAppOptions = {}): Promise<App> {
   const clock = options.clock ?? (() => new Date());
-  const version = packageVersion();
+  const version = VERSION;
 
   // SQLite: allowance and receipt writes are committed on a worker thread, in groups (one WAL sync for all
   // writes that arrived meanwhile), so disk syncs never stall the event loop.

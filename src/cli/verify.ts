@@ -24,9 +24,7 @@ import { rfc3339Seconds } from '../receipts/time.js';
 import { createKeyRing } from '../receipts/key-ring.js';
 import { createAttestor } from '../receipts/v1/attestation.js';
 import { createReceiptIssuer } from '../receipts/issue-receipt.js';
-
-/** Reported as verifier_version; kept in step with package.json. */
-export const VERIFIER_VERSION = '0.1.0';
+import { VERSION } from '../version.js';
 
 export const VERIFY_USAGE = `usage: aov verify REQUEST.json
        aov verify --schema S.json --output O.json [options]
@@ -199,7 +197,7 @@ export function runVerification(parsed: ParsedRequest, detail: Detail, now: Date
       verification_id: randomUUID(),
       ...hashes,
       verified_at: rfc3339Seconds(now),
-      verifier_version: VERIFIER_VERSION,
+      verifier_version: VERSION,
     },
     detail,
   );
@@ -246,7 +244,7 @@ function signAndPrint(sign: NonNullable<VerifyCliOptions['sign']>, parsed: Parse
     keyRing.signer();
     const attestor = createAttestor({ keyRing, serviceName: sign.serviceName, baseUrl: sign.baseUrl });
     sharedVerifier ??= createVerifier({ engine: createSchemaEngine() });
-    issuer = createReceiptIssuer({ verifier: sharedVerifier, attestor, clock: () => new Date(), newId: randomUUID, verifierVersion: VERIFIER_VERSION });
+    issuer = createReceiptIssuer({ verifier: sharedVerifier, attestor, clock: () => new Date(), newId: randomUUID, verifierVersion: VERSION });
   } catch (e) {
     throw new UsageError(`cannot use the signing key: ${e instanceof Error ? e.message : String(e)}`);
   }

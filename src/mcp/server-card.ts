@@ -5,8 +5,8 @@
  * `remotes[]` and the earlier `transport` / `serverInfo` forms because the draft
  * is still moving and clients read either.
  */
-import { readFileSync } from 'node:fs';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { VERSION } from '../version.js';
 import { TOOL_DEFINITIONS } from './tool-definitions.js';
 
 export interface McpServerCardOptions {
@@ -17,19 +17,9 @@ export interface McpServerCardOptions {
   version?: string;
 }
 
-let packageVersion: string | undefined;
-
-/** The package version; src/mcp and dist/mcp both sit two levels below package.json. */
+/** The package version. */
 export function defaultServerVersion(): string {
-  if (packageVersion === undefined) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
-      packageVersion = typeof pkg.version === 'string' ? pkg.version : '0.0.0';
-    } catch {
-      packageVersion = '0.0.0';
-    }
-  }
-  return packageVersion;
+  return VERSION;
 }
 
 export const MCP_SERVER_DESCRIPTION =
