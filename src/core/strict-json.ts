@@ -81,6 +81,9 @@ function isWellFormed(s: string): boolean {
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
+/** 10^0 … 10^15, all exact doubles. */
+const POW10: readonly number[] = Array.from({ length: 16 }, (_, i) => 10 ** i);
+
 /** Parse `input` strictly. Throws StrictJsonError; never returns a partial value. */
 export function parseStrictJson(input: string | Uint8Array, options: StrictJsonOptions = {}): StrictJsonResult {
   let text: string;
@@ -211,16 +214,23 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
     } else {
       return unexpected();
     }
+    const intDigits = pos - start - (negative ? 1 : 0);
+    let fracDigits = 0;
     c = text.charCodeAt(pos);
     if (c === 0x2e) {
       integer = false;
       pos++;
       c = text.charCodeAt(pos);
       if (!(c >= 0x30 && c <= 0x39)) return unexpected();
-      do pos++;
-      while ((c = text.charCodeAt(pos)) >= 0x30 && c <= 0x39);
+      do {
+        acc = acc * 10 + (c - 0x30);
+        fracDigits++;
+        pos++;
+      } while ((c = text.charCodeAt(pos)) >= 0x30 && c <= 0x39);
     }
+    let exponent = false;
     if (c === 0x65 || c === 0x45) {
+      exponent = true;
       integer = false;
       pos++;
       c = text.charCodeAt(pos);
@@ -232,8 +242,13 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
       do pos++;
       while ((c = text.charCodeAt(pos)) >= 0x30 && c <= 0x39);
     }
-    const digits = pos - start - (negative ? 1 : 0);
-    if (integer && digits <= 15) return negative ? -acc : acc;
+    // Up to 15 digits the digits form an exact integer (< 2^53) and 10^fracDigits
+    // is an exact double, so one division is correctly rounded: the same double
+    // Number() returns for the text, without a substring and a conversion.
+    if (!exponent && intDigits + fracDigits <= 15) {
+      const v = fracDigits === 0 ? acc : acc / POW10[fracDigits];
+      return negative ? -v : v;
+    }
     const n = Number(text.slice(start, pos));
     if (!Number.isFinite(n)) return fail('non_finite', 'a number is too large to represent (not finite)', start);
     if (integer && !Number.isSafeInteger(n)) unsafeIntegers.push(path.slice());
