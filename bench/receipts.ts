@@ -17,6 +17,7 @@ import { createVerifier } from '../src/core/verify.js';
 import { computeHashes } from '../src/receipts/hashes.js';
 import { createStaticKeyRing } from '../src/receipts/key-ring.js';
 import { createAttestor, signingInput } from '../src/receipts/v1/attestation.js';
+import { VERSION } from '../src/version.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const parsed = parseVerificationRequest(readFileSync(path.join(root, 'test', 'fixtures', 'invoice.request.json'), 'utf8'));
@@ -30,12 +31,9 @@ const verifiedAt = '2026-01-15T12:00:00Z';
 
 const meta = (hashes: ReturnType<typeof computeHashes>) => ({
   verification_id: '00000000-0000-4000-8000-000000000001',
-  output_hash: hashes.output_hash,
-  schema_hash: hashes.schema_hash,
-  rules_hash: hashes.rules_hash,
-  request_hash: hashes.request_hash,
+  ...hashes,
   verified_at: verifiedAt,
-  verifier_version: '0.1.0',
+  verifier_version: VERSION,
 });
 const prebuilt = buildResponse(verdict, meta(computeHashes(parsed)), 'full');
 

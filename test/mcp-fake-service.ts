@@ -16,6 +16,7 @@ import {
   rfc3339Seconds,
 } from '../src/receipts/index.js';
 import type { AllowanceInfo, ClientContext, SignedResult, VerifierService } from '../src/service/types.js';
+import { VERSION } from '../src/version.js';
 
 const FIELDS = ['task_id', 'agent_id', 'expected_schema', 'submitted_output', 'strict_content_check', 'bounds', 'rules', 'enforce_rules', 'detail'];
 
@@ -119,7 +120,6 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
         throw new Error('disk on fire at /var/secret/path');
       }
       service.lastParsed = parsed;
-      const hashes = computeHashes(parsed);
       const verifiedAt = rfc3339Seconds(new Date());
       const result = 'pass' as const;
       const response = attestor.attach(
@@ -130,12 +130,9 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
           verification_id: randomUUID(),
           task_id: parsed.request.task_id,
           agent_id: parsed.request.agent_id,
-          output_hash: hashes.output_hash,
-          schema_hash: hashes.schema_hash,
-          rules_hash: hashes.rules_hash,
-          request_hash: hashes.request_hash,
+          ...computeHashes(parsed),
           verified_at: verifiedAt,
-          verifier_version: '0.1.0',
+          verifier_version: VERSION,
           schema_compliance: { ratio: 1, passed: 1, total: 1 },
           integrity_checks: { ratio: 1, passed: 2, total: 2 },
           overall: { ratio: 1, passed: 3, total: 3 },
