@@ -31,6 +31,39 @@ export function setAllowanceHeaders(reply: FastifyReply, info: AllowanceInfo): v
   reply.header('Free-Allowance-Resets', info.resetsAt);
 }
 
+/** One free-allowance unit taken for a request (or refused, when `allowance.allowed` is false). */
+export interface AllowanceUnit {
+  allowance: AllowanceInfo;
+  /** Give the unit back when the work fails, and refresh the headers so the client sees it back. Idempotent. */
+  release(): Promise<void>;
+}
+
+/**
+ * Take one unit of the client's free allowance and set the Free-Allowance-*
+ * headers. Shared by the free path (payments off) and the x402 path's free
+ * branch, so both refund and report the same way.
+ */
+export async function takeAllowanceUnit(
+  service: Pick<VerifierService, 'consumeAllowance' | 'refundAllowance' | 'peekAllowance'>,
+  client: ClientContext,
+  reply: FastifyReply,
+  setHeaders: (reply: FastifyReply, info: AllowanceInfo) => void = setAllowanceHeaders,
+): Promise<AllowanceUnit> {
+  const allowance = await service.consumeAllowance(client);
+  setHeaders(reply, allowance);
+  let released = !allowance.allowed;
+  return {
+    allowance,
+    async release() {
+      if (released) return;
+      released = true;
+      await service.refundAllowance(client);
+      // The headers were set when the unit was taken; tell the client it got it back.
+      setHeaders(reply, await service.peekAllowance(client));
+    },
+  };
+}
+
 function bodyOf(request: FastifyRequest): Buffer | string | null {
   const body = request.body as unknown;
   if (body === undefined || body === null) return null;
@@ -51,8 +84,7 @@ export async function admitVerification(ctx: AdmissionContext, request: FastifyR
   const parsed = ctx.service.parseRequest(body);
 
   const client: ClientContext = { clientKey: ctx.clientKey(request) };
-  const allowance = await ctx.service.consumeAllowance(client);
-  setAllowanceHeaders(reply, allowance);
+  const { allowance, release } = await takeAllowanceUnit(ctx.service, client, reply);
   if (!allowance.allowed) {
     reply.header('Retry-After', String(allowance.retryAfter));
     throw new ApiError('free_allowance_exhausted', {
@@ -60,18 +92,5 @@ export async function admitVerification(ctx: AdmissionContext, request: FastifyR
       retryAfter: allowance.retryAfter,
     });
   }
-  let released = false;
-  return {
-    parsed,
-    client,
-    via: 'free_allowance',
-    allowance,
-    async release() {
-      if (released) return;
-      released = true;
-      await ctx.service.refundAllowance(client);
-      // The headers were set when the unit was taken; tell the client it got it back.
-      setAllowanceHeaders(reply, await ctx.service.peekAllowance(client));
-    },
-  };
+  return { parsed, client, via: 'free_allowance', allowance, release };
 }

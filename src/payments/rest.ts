@@ -9,6 +9,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { PaymentRequired } from '@x402/core/types';
 import { isTestAgent } from '../core/trust-score.js';
+import { takeAllowanceUnit } from '../http/admission.js';
 import type { AllowanceInfo, ClientContext, SignedResult, VerifierService } from '../service/types.js';
 import type { PaidRoute } from './config.js';
 import type { PaymentGate, ResourceDescription } from './gate.js';
@@ -137,8 +138,7 @@ export async function handlePaidVerify(ctx: PaidRestContext, request: FastifyReq
     const pr = await ctx.gate.paymentRequired('verify', resourceOf(ctx, request, 'verify'), message);
     return send402(reply, pr, allowance.remaining > 0 ? 'payment_required' : 'free_trial_exhausted', message, allowance, ctx);
   }
-  const allowance = await ctx.service.consumeAllowance(client);
-  ctx.setAllowanceHeaders(reply, allowance);
+  const { allowance, release } = await takeAllowanceUnit(ctx.service, client, reply, ctx.setAllowanceHeaders);
   if (!allowance.allowed) {
     const pr = await ctx.gate.paymentRequired('verify', resourceOf(ctx, request, 'verify'), UNPAID_MESSAGES.free_trial_exhausted);
     return send402(reply, pr, 'free_trial_exhausted', UNPAID_MESSAGES.free_trial_exhausted, allowance, ctx);
@@ -147,7 +147,7 @@ export async function handlePaidVerify(ctx: PaidRestContext, request: FastifyReq
   try {
     signed = await ctx.service.verify(parsed);
   } catch (err) {
-    await ctx.service.refundAllowance(client).catch((e: unknown) => request.log.error({ err: e }, 'allowance refund failed'));
+    await release().catch((e: unknown) => request.log.error({ err: e }, 'allowance refund failed'));
     throw err;
   }
   ctx.onVerified?.(signed);
