@@ -113,6 +113,8 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
       ? fail('invalid_json', `unexpected end of input at offset ${pos}`)
       : fail('invalid_json', `unexpected character at offset ${pos}`);
 
+  // Callers test the next character first and call this only when it is at
+  // most 0x20: compact JSON has no whitespace, and the call is then skipped.
   const skipWs = (): void => {
     while (pos < len) {
       const c = text.charCodeAt(pos);
@@ -256,7 +258,7 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
   };
 
   const parseValue = (depth: number): Json => {
-    skipWs();
+    if (text.charCodeAt(pos) <= 0x20) skipWs();
     const c = text.charCodeAt(pos);
     if (c === 0x7b) return parseObject(depth + 1);
     if (c === 0x5b) return parseArray(depth + 1);
@@ -281,7 +283,7 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
     if (depth > maxDepth) fail('too_deep', `nesting is deeper than ${maxDepth} levels`);
     pos++;
     const arr: Json[] = [];
-    skipWs();
+    if (text.charCodeAt(pos) <= 0x20) skipWs();
     if (text.charCodeAt(pos) === 0x5d) {
       pos++;
       return arr;
@@ -291,7 +293,7 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
     for (let i = 0; ; i++) {
       path[at] = i;
       arr.push(parseValue(depth));
-      skipWs();
+      if (text.charCodeAt(pos) <= 0x20) skipWs();
       const c = text.charCodeAt(pos);
       if (c === 0x2c) {
         pos++;
@@ -311,7 +313,7 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
     if (depth > maxDepth) fail('too_deep', `nesting is deeper than ${maxDepth} levels`);
     pos++;
     const obj: { [key: string]: Json } = {};
-    skipWs();
+    if (text.charCodeAt(pos) <= 0x20) skipWs();
     if (text.charCodeAt(pos) === 0x7d) {
       pos++;
       return obj;
@@ -319,13 +321,13 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
     const at = path.length;
     path.push('');
     for (;;) {
-      skipWs();
+      if (text.charCodeAt(pos) <= 0x20) skipWs();
       if (text.charCodeAt(pos) !== 0x22) return unexpected();
       keyDepth = at;
       const key = parseString();
       keyDepth = -1;
       path[at] = key;
-      skipWs();
+      if (text.charCodeAt(pos) <= 0x20) skipWs();
       if (text.charCodeAt(pos) !== 0x3a) return unexpected();
       pos++;
       const value = parseValue(depth);
@@ -337,7 +339,7 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
       } else {
         obj[key] = value;
       }
-      skipWs();
+      if (text.charCodeAt(pos) <= 0x20) skipWs();
       const c = text.charCodeAt(pos);
       if (c === 0x2c) {
         pos++;
@@ -354,7 +356,7 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
   };
 
   const value = parseValue(0);
-  skipWs();
+  if (text.charCodeAt(pos) <= 0x20) skipWs();
   if (pos < len) unexpected();
   return { value, duplicateKeys, unsafeIntegers };
 }
