@@ -167,10 +167,47 @@ describe('verifyReceipt', () => {
     expect(verifyReceipt(r, { publicKey }, { request: { ...req, bogus: 1 } })).toMatchObject({ failedCheck: 'request_invalid' });
   });
 
-  it('a compact receipt (no request_hash) checks the three hashes it has', () => {
+  it('a compact receipt (no request_hash) checks its three hashes and the request fields it carries', () => {
+    const req = JSON.parse(requestText);
+    const parsed = parseVerificationRequest(requestText);
+    const full = receiptFor();
+    const { request_hash: _h, verify: _v, attestation: _a, flags: _f, ...rest } = full;
+    const compact = {
+      ...rest,
+      agent_id: parsed.request.agent_id,
+      enforce_rules: parsed.request.enforce_rules,
+      strict_content_check: parsed.request.strict_content_check,
+    };
+    const signed = attestor.attach(compact, { context: 'verify', timestamp: full.verified_at });
+    expect(verifyReceipt(signed, { publicKey }, { request: { ...req, task_id: 'tv-2' } })).toMatchObject({ valid: true });
+    expect(verifyReceipt(signed, { publicKey }, { request: { ...req, detail: 'compact' } })).toMatchObject({ valid: true });
+
+    const variants: Array<[string, unknown]> = [
+      ['task_id', { ...req, task_id: 'tv-other' }],
+      ['agent_id', { ...req, agent_id: 'seller-8' }],
+      ['agent_id', { ...req, agent_id: null }],
+      ['enforce_rules', { ...req, enforce_rules: !parsed.request.enforce_rules }],
+      ['strict_content_check', { ...req, strict_content_check: !parsed.request.strict_content_check }],
+    ];
+    for (const [field, request] of variants) {
+      const result = verifyReceipt(signed, { publicKey }, { request });
+      expect(result).toMatchObject({ valid: false, failedCheck: 'request_mismatch' });
+      expect((result as { message: string }).message).toMatch(new RegExp(`^${field} does not match the request`));
+    }
+    // The hashes are still checked first.
+    expect(verifyReceipt(signed, { publicKey }, { request: { ...req, task_id: 'tv-other', submitted_output: {} } })).toMatchObject({
+      failedCheck: 'output_hash',
+    });
+    // Defaults count as sent: omitting a field equal to its default still matches.
+    expect('strict_content_check' in req).toBe(false);
+    expect(verifyReceipt(signed, { publicKey }, { request: { ...req, strict_content_check: false } })).toMatchObject({ valid: true });
+  });
+
+  it('a compact receipt that lacks a request field it should carry does not match', () => {
     const full = receiptFor();
     const { request_hash: _h, verify: _v, attestation: _a, ...compact } = full;
     const signed = attestor.attach(compact, { context: 'verify', timestamp: full.verified_at });
-    expect(verifyReceipt(signed, { publicKey }, { request: { ...JSON.parse(requestText), task_id: 'tv-2' } })).toMatchObject({ valid: true });
+    expect(verifyReceipt(signed, { publicKey })).toMatchObject({ valid: true });
+    expect(verifyReceipt(signed, { publicKey }, { request: JSON.parse(requestText) })).toMatchObject({ valid: false, failedCheck: 'request_mismatch' });
   });
 });

@@ -2,7 +2,8 @@
  * @module Offline receipt verification (SPEC §5, §7): given a signed response
  * and either a raw public key or the service's agent card, check the format,
  * key, algorithm, key validity window and Ed25519 signature, and — given the
- * original request — recompute all four hashes. Needs no network and no
+ * original request — recompute the hashes (all four for a full receipt; for a
+ * compact one, the three it has plus the request fields it carries). Needs no network and no
  * secret; a third party can run exactly this.
  */
 import { verify as edVerify, type KeyObject } from 'node:crypto';
@@ -27,6 +28,7 @@ export type ReceiptCheck =
   | 'schema_hash'
   | 'rules_hash'
   | 'request_hash'
+  | 'request_mismatch'
   | 'request_invalid';
 
 export type ReceiptVerification =
@@ -113,6 +115,13 @@ function parseRequest(request: unknown): ParsedRequest | string {
 const HASH_FIELDS: Array<keyof ReceiptHashes> = ['output_hash', 'schema_hash', 'rules_hash', 'request_hash'];
 
 /**
+ * Request fields a compact receipt carries in the clear. Its three hashes leave
+ * them out (request_hash, which covers them, is full form only), so they are
+ * compared one by one.
+ */
+const COMPACT_REQUEST_FIELDS = ['task_id', 'agent_id', 'enforce_rules', 'strict_content_check'] as const;
+
+/**
  * Verify a signed response (object, or its JSON text parsed strictly: a
  * receipt with duplicate keys is malformed). Never throws for anything wrong
  * with the receipt or the request; throws ReceiptKeyError for a bad `keys`.
@@ -192,6 +201,16 @@ export function verifyReceipt(response: unknown, keys: ReceiptKeys, options: Ver
       if (!(f in receipt)) continue;
       if (receipt[f] !== hashes[f]) {
         return fail(f, `${f} does not match the request: receipt has ${String(receipt[f])}, request gives ${hashes[f]}`);
+      }
+    }
+    if (context === 'verify' && !('request_hash' in receipt)) {
+      for (const f of COMPACT_REQUEST_FIELDS) {
+        if (receipt[f] !== parsed.request[f]) {
+          return fail(
+            'request_mismatch',
+            `${f} does not match the request: receipt has ${String(JSON.stringify(receipt[f]))}, request gives ${JSON.stringify(parsed.request[f])}`,
+          );
+        }
       }
     }
   }
