@@ -9,17 +9,17 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../src/store/sqlite.js';
 import { createSqliteOffloadStore } from '../src/store/sqlite-offload.js';
-import { defineStoreContract, receipt } from './store-contract.js';
+import type { Store } from '../src/store/store.js';
+import { defineStoreContract, receipt, type StoreHarness } from './store-contract.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'aov-group-'));
 const file = join(dir, 'verifier.db');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-defineStoreContract('sqlite + group commit', {
-  open: async () => createSqliteStore({ file, groupCommit: true }),
-  async consumeFromWorkers({ clientKey, day, limit, workers, attemptsPerWorker }) {
-    // Independent handles in this process, each batching its own writes.
-    const handles = Array.from({ length: workers }, () => createSqliteStore({ file, groupCommit: true }));
+/** Each worker is its own store handle, with all its attempts in flight at once. */
+function consumeFromHandles(open: () => Store): StoreHarness['consumeFromWorkers'] {
+  return async ({ clientKey, day, limit, workers, attemptsPerWorker }) => {
+    const handles = Array.from({ length: workers }, open);
     try {
       return await Promise.all(
         handles.map(async (h) => {
@@ -30,26 +30,20 @@ defineStoreContract('sqlite + group commit', {
     } finally {
       await Promise.all(handles.map((h) => h.close()));
     }
-  },
+  };
+}
+
+defineStoreContract('sqlite + group commit', {
+  open: async () => createSqliteStore({ file, groupCommit: true }),
+  // Independent handles in this process, each batching its own writes.
+  consumeFromWorkers: consumeFromHandles(() => createSqliteStore({ file, groupCommit: true })),
 });
 
 const offloadFile = join(dir, 'offload.db');
 defineStoreContract('sqlite + worker-thread writer', {
   open: async () => createSqliteOffloadStore({ file: offloadFile }),
-  async consumeFromWorkers({ clientKey, day, limit, workers, attemptsPerWorker }) {
-    // Independent stores, each with its own writer thread and connection.
-    const handles = Array.from({ length: workers }, () => createSqliteOffloadStore({ file: offloadFile }));
-    try {
-      return await Promise.all(
-        handles.map(async (h) => {
-          const states = await Promise.all(Array.from({ length: attemptsPerWorker }, () => h.consumeAllowance(clientKey, day, limit)));
-          return states.filter((s) => s.allowed).length;
-        }),
-      );
-    } finally {
-      await Promise.all(handles.map((h) => h.close()));
-    }
-  },
+  // Independent stores, each with its own writer thread and connection.
+  consumeFromWorkers: consumeFromHandles(() => createSqliteOffloadStore({ file: offloadFile })),
 });
 
 describe('worker-thread writer specifics', () => {
