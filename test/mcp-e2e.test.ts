@@ -4,7 +4,7 @@
  * the MCP result equals the REST result for the same request, signatures verify
  * with the agent card's key, the allowance is shared, records are counted.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -13,46 +13,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { verifyReceipt } from '../src/receipts/index.js';
 import { postJson, projectRoot, startApp, tempDir, type Running } from './http-helpers.js';
 
-/** SPEC §8, built here when the shared fixture is not present. */
-function invoiceRequest(): Record<string, unknown> {
-  const fixture = path.join(projectRoot, 'test', 'fixtures', 'invoice.request.json');
-  if (existsSync(fixture)) return JSON.parse(readFileSync(fixture, 'utf8')) as Record<string, unknown>;
-  return {
-    task_id: 'inv-42',
-    agent_id: 'seller-7',
-    expected_schema: {
-      type: 'object',
-      required: ['invoice_id', 'currency', 'line_items', 'total'],
-      properties: {
-        invoice_id: { type: 'string', pattern: '^INV-[0-9]{4}$' },
-        currency: { enum: ['USD', 'EUR'] },
-        line_items: {
-          type: 'array',
-          minItems: 1,
-          items: {
-            type: 'object',
-            required: ['sku', 'qty', 'line_total'],
-            properties: { sku: { type: 'string' }, qty: { type: 'integer', minimum: 1 }, line_total: { type: 'number', minimum: 0 } },
-          },
-        },
-        total: { type: 'number' },
-      },
-    },
-    submitted_output: {
-      invoice_id: 'INV-0042',
-      currency: 'USD',
-      line_items: [
-        { sku: 'A-1', qty: 2, line_total: 87.0 },
-        { sku: 'B-2', qty: 1, line_total: 42.5 },
-      ],
-      total: 135.0,
-    },
-    rules: [{ type: 'sum_equals', field: 'line_items[].line_total', equals_field: 'total' }],
-    enforce_rules: true,
-  };
-}
-
-const INVOICE = invoiceRequest();
+/** SPEC §8 (the invoice whose line items do not add up). */
+const INVOICE = JSON.parse(readFileSync(path.join(projectRoot, 'test', 'fixtures', 'invoice.request.json'), 'utf8')) as Record<string, unknown>;
 const VOLATILE = ['verification_id', 'verified_at', 'verify', 'attestation'];
 
 function withoutVolatile(r: Record<string, unknown>): Record<string, unknown> {
