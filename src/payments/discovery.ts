@@ -33,7 +33,7 @@ const VERIFY_OUTPUT_EXAMPLE = {
   verification_id: '00000000-0000-4000-8000-000000000000',
   task_id: 'invoice-42',
   verify: { public_key_url: '/.well-known/agent-card.json' },
-  attestation: { alg: 'Ed25519', signature: '…' },
+  attestation: { algorithm: 'Ed25519', key_version: '…', timestamp: '…', signature: '…' },
 };
 
 const VERIFY_OUTPUT_SCHEMA = {
@@ -50,7 +50,7 @@ const SCORE_OUTPUT_EXAMPLE = {
   agent_id: 'agent-7',
   score: 87,
   inputs: { verifications: 120, passes: 110 },
-  attestation: { alg: 'Ed25519', signature: '…' },
+  attestation: { algorithm: 'Ed25519', key_version: '…', timestamp: '…', signature: '…' },
 };
 
 /** The HTTP discovery declarations, keyed by paid route. */
