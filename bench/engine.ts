@@ -39,7 +39,8 @@ function round(fn: () => unknown): number {
  */
 function pairedOpsPerSec(ours: () => unknown, base: () => unknown): { ours: number; base: number } {
   for (const fn of [ours, base]) {
-    const warmEnd = performance.now() + ROUND_MS / 2;
+    // One round's worth: the optimizing compiler needs a few hundred ms on a busy machine.
+    const warmEnd = performance.now() + ROUND_MS;
     while (performance.now() < warmEnd) fn();
   }
   const a: number[] = [];
