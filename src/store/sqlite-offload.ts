@@ -20,13 +20,27 @@ export type SqliteOffloadStoreOptions = Omit<SqliteStoreOptions, 'groupCommit'>;
 
 // Plain CommonJS evaluated in the worker: no loader or build step involved, works from src/ and dist/ alike.
 // The statements mirror src/store/sqlite.ts (same tables, same single-statement allowance decision).
+//
+// Durability without stalling the writer: with FULL the connection still runs at synchronous=NORMAL (a commit
+// writes its WAL frames but does not sync them) and the worker syncs the WAL file itself, on libuv's thread
+// pool, after the commit. A receipt's caller is answered only once a sync that started after its commit has
+// finished, so "answered ⇒ on disk" holds exactly as with FULL, while the writer keeps committing (allowance
+// decisions, the next receipts) during the sync, and one sync covers every commit made before it started.
+// Allowance and refund writes are answered right after their commit, without waiting for a sync: they are just
+// as atomic and exact (single statements under the write lock, across processes too), and the next receipt's
+// sync makes them durable as well; a power cut can at worst forget a few counted free calls, which is harmless.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+const fs = require('node:fs');
+const path = require('node:path');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { timeout: workerData.busyTimeoutMs });
 db.pragma('busy_timeout = ' + Math.trunc(workerData.busyTimeoutMs));
 db.pragma('journal_mode = WAL');
-db.pragma('synchronous = ' + workerData.synchronous);
+const syncWal = workerData.synchronous === 'FULL';
+db.pragma('synchronous = NORMAL');
+const walFile = workerData.file + '-wal';
+let dirSynced = false;
 const consume = db.prepare(\`INSERT INTO allowance (client_key, day, used) VALUES (?, ?, 1)
   ON CONFLICT (client_key, day) DO UPDATE SET used = used + 1 WHERE used < ? RETURNING used\`);
 const peek = db.prepare('SELECT used FROM allowance WHERE client_key = ? AND day = ?');
@@ -43,6 +57,35 @@ function run(op) {
   if (op.op === 'save') { insert.run(...op.args); return null; }
   throw new Error('unknown operation ' + op.op);
 }
+const failed = (id, e) => ({ id, ok: false, message: String(e && e.message || e), code: e && e.code });
+// Committed receipts waiting for a WAL sync that starts after their commit.
+let unsynced = [];
+let syncing = false;
+let onIdle = null;
+function syncFile(file, done) {
+  fs.open(file, 'r', (e, fd) => {
+    if (e) return done(e);
+    fs.fdatasync(fd, (e2) => fs.close(fd, () => done(e2)));
+  });
+}
+function startSync() {
+  if (syncing) return;
+  if (unsynced.length === 0) { if (onIdle) onIdle(); return; }
+  syncing = true;
+  const batch = unsynced;
+  unsynced = [];
+  // Opened per sync, so it is always the WAL file SQLite writes now.
+  syncFile(walFile, (e) => {
+    const finish = (err) => {
+      syncing = false;
+      parentPort.postMessage(err ? batch.map((id) => failed(id, err)) : batch.map((id) => ({ id, ok: true, value: null })));
+      startSync();
+    };
+    if (e || dirSynced) return finish(e);
+    // The first sync also makes the WAL file's directory entry durable, as SQLite does for a new WAL.
+    syncFile(path.dirname(walFile), (e3) => { dirSynced = !e3; finish(null); });
+  });
+}
 let queue = [];
 let scheduled = false;
 function flush() {
@@ -51,21 +94,36 @@ function flush() {
   queue = [];
   if (ops.length === 0) return;
   let out = [];
+  const saved = [];
   try {
     db.transaction(() => {
       for (const op of ops) {
-        try { out.push({ id: op.id, ok: true, value: run(op) }); }
-        catch (e) { out.push({ id: op.id, ok: false, message: String(e && e.message || e), code: e && e.code }); }
+        try {
+          const value = run(op);
+          if (op.op === 'save' && syncWal) saved.push(op.id);
+          else out.push({ id: op.id, ok: true, value });
+        } catch (e) { out.push(failed(op.id, e)); }
       }
     }).immediate();
   } catch (e) {
-    out = ops.map((op) => ({ id: op.id, ok: false, message: String(e && e.message || e), code: e && e.code }));
+    out = ops.map((op) => failed(op.id, e));
+    saved.length = 0;
   }
-  parentPort.postMessage(out);
+  if (out.length > 0) parentPort.postMessage(out);
+  if (saved.length > 0) {
+    for (const id of saved) unsynced.push(id);
+    startSync();
+  }
 }
 parentPort.on('message', (op) => {
-  if (op.op === 'close') { flush(); db.close(); parentPort.postMessage('closed'); parentPort.close(); return; }
-  queue.push(op);
+  if (op.op === 'close') {
+    flush();
+    // Receipts already committed are answered once their sync is done, then the connection closes.
+    onIdle = () => { onIdle = null; db.close(); parentPort.postMessage('closed'); parentPort.close(); };
+    if (!syncing && unsynced.length === 0) onIdle(); else startSync();
+    return;
+  }
+  for (const o of op) queue.push(o);
   if (!scheduled) { scheduled = true; setImmediate(flush); }
 });
 `;
@@ -118,12 +176,21 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
     failAll(new Error('the store writer has stopped'));
   });
 
+  // Operations issued during one event-loop turn go to the worker as one message: each message costs a
+  // structured clone and a cross-thread wake-up, which under load cost more main-thread time than the writes.
+  let outbox: Array<Record<string, unknown>> = [];
+  const post = () => {
+    const ops = outbox;
+    outbox = [];
+    if (ops.length > 0) worker.postMessage(ops);
+  };
   const call = <T>(op: Record<string, unknown>): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       if (failure || closing) return reject(failure ?? new Error('the store is closed'));
       const id = nextId++;
       pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      worker.postMessage({ id, ...op });
+      op.id = id;
+      if (outbox.push(op) === 1) setImmediate(post);
     });
 
   return {
@@ -155,6 +222,7 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
         if (failure === null) {
           // The writer commits what is queued, then stops; callers waiting on those writes resolve first.
           const stopped = new Promise<void>((resolve) => (closedSignal = resolve));
+          post();
           worker.postMessage({ op: 'close' });
           await stopped;
         }
