@@ -144,22 +144,27 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     routeIndex.add(route.method, route.url);
   });
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks on every request are callback-style: an async hook costs a promise and a microtask turn per request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
-    (request as FastifyRequest & { startedAt?: bigint }).startedAt = process.hrtime.bigint();
+    (request as FastifyRequest & { startedAt?: number }).startedAt = performance.now();
     if (closing) {
       reply.header('Connection', 'close');
-      return sendError(reply, errorBody('unavailable', { message: 'The service is shutting down; try again shortly.' }));
+      // Answered here: the request goes no further (done is not called).
+      void sendError(reply, errorBody('unavailable', { message: 'The service is shutting down; try again shortly.' }));
+      return;
     }
+    done();
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    const started = (request as FastifyRequest & { startedAt?: bigint }).startedAt;
+    const started = (request as FastifyRequest & { startedAt?: number }).startedAt;
     metrics.requests.inc({ method: request.method, route, status: String(reply.statusCode) });
     if (started !== undefined) {
-      metrics.latency.observe({ method: request.method, route }, Number(process.hrtime.bigint() - started) / 1e9);
+      metrics.latency.observe({ method: request.method, route }, (performance.now() - started) / 1e3);
     }
+    done();
   });
 
   app.setErrorHandler((error, request, reply) => {
@@ -202,16 +207,23 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     // The strict I-JSON parser needs the exact bytes: hashes and signatures cover what it parses.
     scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
-    scope.addHook('onSend', async (request, reply, payload) => {
+    scope.addHook('onSend', (request, reply, payload, done) => {
       // Every verify response carries the allowance headers, also errors that came before the count.
-      if (!reply.hasHeader('Free-Allowance-Limit')) {
-        try {
-          setAllowanceHeaders(reply, await service.peekAllowance({ clientKey: clientKey(request) }));
-        } catch {
-          // Headers are advisory; a failing store already shows in the status code.
-        }
+      if (reply.hasHeader('Free-Allowance-Limit')) return done(null, payload);
+      let peek;
+      try {
+        peek = service.peekAllowance({ clientKey: clientKey(request) });
+      } catch {
+        return done(null, payload);
       }
-      return payload;
+      peek.then(
+        (info) => {
+          setAllowanceHeaders(reply, info);
+          done(null, payload);
+        },
+        // Headers are advisory; a failing store already shows in the status code.
+        () => done(null, payload),
+      );
     });
 
     for (const url of VERIFY_ROUTES) {

@@ -113,8 +113,28 @@ function recordOf(issued: IssuedReceipt, parsed: ParsedRequest): ReceiptRecord {
 export function createVerifierService(deps: VerifierServiceDeps): VerifierServiceImpl {
   const { store } = deps;
 
+  // The day key and the reset instant change once a day: formatted once per day, not per request.
+  let today = { start: 0, end: 0, day: '', resetsAt: '' };
+  function dayOf(now: Date) {
+    const ms = now.getTime();
+    if (!(ms >= today.start && ms < today.end)) {
+      const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+      const next = nextUtcMidnight(now);
+      today = { start, end: Date.parse(next.resetsAt), day: utcDay(now), resetsAt: next.resetsAt };
+    }
+    return today;
+  }
+
   function info(state: { allowed: boolean; limit: number; used: number; remaining: number }, now: Date): AllowanceInfo {
-    return { ...state, ...nextUtcMidnight(now) };
+    const d = dayOf(now);
+    return {
+      allowed: state.allowed,
+      limit: state.limit,
+      used: state.used,
+      remaining: state.remaining,
+      resetsAt: d.resetsAt,
+      retryAfter: Math.max(1, Math.ceil((d.end - now.getTime()) / 1000)),
+    };
   }
 
   return {
@@ -130,18 +150,18 @@ export function createVerifierService(deps: VerifierServiceDeps): VerifierServic
 
     async consumeAllowance(client: ClientContext) {
       const now = deps.clock();
-      const state = await store.consumeAllowance(client.clientKey, utcDay(now), deps.freeAllowance);
+      const state = await store.consumeAllowance(client.clientKey, dayOf(now).day, deps.freeAllowance);
       return info(state, now);
     },
 
     async peekAllowance(client: ClientContext) {
       const now = deps.clock();
-      const state = await store.peekAllowance(client.clientKey, utcDay(now), deps.freeAllowance);
+      const state = await store.peekAllowance(client.clientKey, dayOf(now).day, deps.freeAllowance);
       return info(state, now);
     },
 
     async refundAllowance(client: ClientContext) {
-      await store.refundAllowance(client.clientKey, utcDay(deps.clock()));
+      await store.refundAllowance(client.clientKey, dayOf(deps.clock()).day);
     },
 
     async verify(parsed: ParsedRequest): Promise<SignedResult> {
