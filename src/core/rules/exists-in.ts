@@ -4,28 +4,32 @@
  * (key order of objects does not matter). Values are described, not echoed.
  */
 import type { CheckFailure, RuleEvaluator } from './common.js';
-import { describeType, missingField, select } from './common.js';
-import { displayPath } from '../paths.js';
+import { describeType, missingField } from './common.js';
+import type { Selected } from '../paths.js';
+import { displayPath, parsePath, pathValues, selectPath } from '../paths.js';
 import { jsonKey } from '../json-equal.js';
 
 export const existsIn: RuleEvaluator = (rule, output) => {
-  const { path, values } = select(rule.field, output);
+  const path = parsePath(rule.field);
+  // Bare values first: locations (a second walk) are needed only for values not allowed.
+  const values = pathValues(path, output);
   if (values.length === 0) return rule.if_present ? [] : [missingField(path)];
   let allowed: Set<string>;
   let label: string;
   if (rule.in_field !== null) {
-    const ref = select(rule.in_field, output);
-    if (ref.values.length === 0) {
+    const refPath = parsePath(rule.in_field);
+    const refValues = pathValues(refPath, output);
+    if (refValues.length === 0) {
       return [
         {
-          path: displayPath(ref.path),
+          path: displayPath(refPath),
           expected: 'at least one value to look up',
           found: 'missing',
           message: `reference '${rule.in_field}' is missing`,
         },
       ];
     }
-    allowed = new Set(ref.values.map((s) => jsonKey(s.value)));
+    allowed = new Set(refValues.map(jsonKey));
     label = `one of the values at '${rule.in_field}'`;
   } else {
     const list = rule.values ?? [];
@@ -33,10 +37,14 @@ export const existsIn: RuleEvaluator = (rule, output) => {
     label = `one of the ${list.length} allowed values`;
   }
   const failures: CheckFailure[] = [];
-  for (const s of values) {
-    if (!allowed.has(jsonKey(s.value))) {
-      const found = `a value not among them (${describeType(s.value)})`;
-      failures.push({ path: s.location, expected: label, found, message: `${s.location} is not ${label}` });
+  let located: Selected[] | undefined;
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    if (!allowed.has(jsonKey(value))) {
+      located ??= selectPath(path, output);
+      const at = located[i].location;
+      const found = `a value not among them (${describeType(value)})`;
+      failures.push({ path: at, expected: label, found, message: `${at} is not ${label}` });
     }
   }
   return failures;

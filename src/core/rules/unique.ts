@@ -4,27 +4,33 @@
  * naming where the value first occurred.
  */
 import type { CheckFailure, RuleEvaluator } from './common.js';
+import { missingField } from './common.js';
 import type { Selected } from '../paths.js';
-import { missingField, select } from './common.js';
+import { parsePath, pathValues, selectPath } from '../paths.js';
 import { jsonKey } from '../json-equal.js';
 
 export const unique: RuleEvaluator = (rule, output) => {
-  const { path, values } = select(rule.field, output);
+  const path = parsePath(rule.field);
+  // Bare values first: locations (a second walk) are needed only when a value repeats.
+  const values = pathValues(path, output);
   if (values.length === 0) return rule.if_present ? [] : [missingField(path)];
-  // Keeps the Selected, not its location: locations are formatted only for repeats.
-  const first = new Map<string, Selected>();
+  const first = new Map<string, number>();
   const failures: CheckFailure[] = [];
-  for (const s of values) {
-    const key = jsonKey(s.value);
+  let located: Selected[] | undefined;
+  for (let i = 0; i < values.length; i++) {
+    const key = jsonKey(values[i]);
     const seen = first.get(key);
     if (seen === undefined) {
-      first.set(key, s);
+      first.set(key, i);
     } else {
+      located ??= selectPath(path, output);
+      const at = located[i].location;
+      const was = located[seen].location;
       failures.push({
-        path: s.location,
+        path: at,
         expected: 'distinct values',
-        found: `duplicate of ${seen.location}`,
-        message: `${s.location} repeats the value at ${seen.location}`,
+        found: `duplicate of ${was}`,
+        message: `${at} repeats the value at ${was}`,
       });
     }
   }
