@@ -29,17 +29,29 @@ function violation(op: Op, location: string, value: number, label: string): Chec
   };
 }
 
+/**
+ * Which element of the shared arrays a value belongs to: its first `shared`
+ * expansion indices. One index (the common case) is its own key; more are
+ * joined without the intermediate array of slice + join.
+ */
+function groupKey(expansion: readonly number[], shared: number): number | string {
+  if (shared === 1) return expansion[0];
+  let key = String(expansion[0]);
+  for (let i = 1; i < shared; i++) key += `,${expansion[i]}`;
+  return key;
+}
+
 function elementWise(op: Op, rule: Rule, nums: Array<Selected & { value: number }>, output: Json, shared: number, failures: CheckFailure[]): void {
   const other = select(rule.other_field as string, output);
-  const groups = new Map<string, Selected[]>();
+  const groups = new Map<number | string, Selected[]>();
   for (const s of other.values) {
-    const key = s.expansion.slice(0, shared).join(',');
+    const key = groupKey(s.expansion, shared);
     const g = groups.get(key);
     if (g) g.push(s);
     else groups.set(key, [s]);
   }
   for (const s of nums) {
-    const refs = groups.get(s.expansion.slice(0, shared).join(','));
+    const refs = groups.get(groupKey(s.expansion, shared));
     if (!refs) {
       failures.push({
         path: s.location,
