@@ -331,7 +331,9 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
       if (text.charCodeAt(pos) !== 0x3a) return unexpected();
       pos++;
       const value = parseValue(depth);
-      if (obj[key] !== undefined && hasOwn.call(obj, key)) {
+      // One own-property test: a property read would also search the
+      // prototype chain for every new key (parsed values are never undefined).
+      if (hasOwn.call(obj, key)) {
         duplicateKeys.push({ segments: path.slice(0, at), key });
       }
       if (key === '__proto__') {
