@@ -39,6 +39,10 @@ db.pragma('busy_timeout = ' + Math.trunc(workerData.busyTimeoutMs));
 db.pragma('journal_mode = WAL');
 const syncWal = workerData.synchronous === 'FULL';
 db.pragma('synchronous = NORMAL');
+// No checkpoints on the writer: an automatic checkpoint runs inside the commit that crosses the
+// threshold and syncs the database file, stalling every receipt queued behind it for tens of ms.
+// The checkpointer thread below does them instead, without taking the write lock.
+db.pragma('wal_autocheckpoint = 0');
 const walFile = workerData.file + '-wal';
 let dirSynced = false;
 const consume = db.prepare(\`INSERT INTO allowance (client_key, day, used) VALUES (?, ?, 1)
@@ -129,6 +133,22 @@ parentPort.on('message', (op) => {
 });
 `;
 
+// A PASSIVE checkpoint copies committed WAL frames into the database file and syncs it without
+// blocking the writer, so the WAL stays short (and is restarted by the writer once fully copied).
+const CHECKPOINTER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.file, { timeout: workerData.busyTimeoutMs });
+db.pragma('busy_timeout = ' + Math.trunc(workerData.busyTimeoutMs));
+db.pragma('synchronous = ' + workerData.synchronous);
+const timer = setInterval(() => {
+  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch { /* busy or closing: the next tick tries again */ }
+}, workerData.intervalMs);
+parentPort.on('message', (m) => {
+  if (m === 'close') { clearInterval(timer); db.close(); parentPort.postMessage('closed'); parentPort.close(); }
+});
+`;
+
 type Settle = { resolve(v: unknown): void; reject(e: unknown): void };
 type Outcome = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string; code?: string };
 
@@ -147,6 +167,23 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
   });
   // An idle writer must not keep the process alive; pending calls hold their own promises.
   worker.unref();
+  const checkpointer = new Worker(CHECKPOINTER_SOURCE, {
+    eval: true,
+    workerData: {
+      driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+      file: options.file,
+      busyTimeoutMs,
+      synchronous: options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL',
+      intervalMs: 200,
+    },
+  });
+  checkpointer.unref();
+  const checkpointerClosed = new Promise<void>((resolve) => {
+    checkpointer.on('message', (m) => m === 'closed' && resolve());
+    checkpointer.on('exit', () => resolve());
+    // A failed checkpointer only lets the WAL grow until the next start; it never loses a write.
+    checkpointer.on('error', () => resolve());
+  });
   const pending = new Map<number, Settle>();
   let nextId = 1;
   let failure: Error | null = null;
@@ -248,6 +285,9 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
           await stopped;
         }
         await worker.terminate().catch(() => undefined);
+        checkpointer.postMessage('close');
+        await checkpointerClosed;
+        await checkpointer.terminate().catch(() => undefined);
         await base.close();
       })();
       return closing;
