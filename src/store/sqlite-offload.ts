@@ -156,27 +156,16 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
   // The main connection creates/migrates the schema before the worker prepares its statements.
   const base = createSqliteStore({ ...options, groupCommit: false });
   const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
-  const worker = new Worker(WORKER_SOURCE, {
-    eval: true,
-    workerData: {
-      driver: createRequire(import.meta.url).resolve('better-sqlite3'),
-      file: options.file,
-      busyTimeoutMs,
-      synchronous: options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL',
-    },
-  });
+  const connection = {
+    driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+    file: options.file,
+    busyTimeoutMs,
+    synchronous: options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL',
+  };
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: connection });
   // An idle writer must not keep the process alive; pending calls hold their own promises.
   worker.unref();
-  const checkpointer = new Worker(CHECKPOINTER_SOURCE, {
-    eval: true,
-    workerData: {
-      driver: createRequire(import.meta.url).resolve('better-sqlite3'),
-      file: options.file,
-      busyTimeoutMs,
-      synchronous: options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL',
-      intervalMs: 200,
-    },
-  });
+  const checkpointer = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { ...connection, intervalMs: 200 } });
   checkpointer.unref();
   const checkpointerClosed = new Promise<void>((resolve) => {
     checkpointer.on('message', (m) => m === 'closed' && resolve());
