@@ -52,14 +52,21 @@ export function signingInput(
   keyVersion: string,
   timestamp: string,
 ): string {
-  // Splice the response's canonical form into the envelope, whose keys are
-  // already in UTF-16 order (algorithm < attested_at < context < key_version < response).
+  return envelope(canonicalize(unsignedResponse), context, keyVersion, timestamp);
+}
+
+/**
+ * The signed envelope around the response's canonical form, spliced in rather
+ * than re-canonicalized: its keys are already in UTF-16 order
+ * (algorithm < attested_at < context < key_version < response).
+ */
+function envelope(responseCanonical: string, context: AttestationContext, keyVersion: string, timestamp: string): string {
   return (
     `{"algorithm":"${SIGNATURE_ALGORITHM}"` +
     `,"attested_at":${canonicalize(timestamp)}` +
     `,"context":${canonicalize(ATTESTATION_CONTEXTS[context])}` +
     `,"key_version":${canonicalize(keyVersion)}` +
-    `,"response":${canonicalize(unsignedResponse)}}`
+    `,"response":${responseCanonical}}`
   );
 }
 
@@ -120,12 +127,7 @@ export function createAttestor(options: AttestorOptions): Attestor {
         unsigned = rest;
       }
       unsigned.verify = block;
-      const input =
-        `{"algorithm":"${SIGNATURE_ALGORITHM}"` +
-        `,"attested_at":${canonicalize(timestamp)}` +
-        `,"context":${canonicalize(ATTESTATION_CONTEXTS[context])}` +
-        `,"key_version":${canonicalize(keyVersion)}` +
-        `,"response":${canonicalizeWith(unsigned, 'verify', canonical)}}`;
+      const input = envelope(canonicalizeWith(unsigned, 'verify', canonical), context, keyVersion, timestamp);
       const signature = signer.sign(Buffer.from(input, 'utf8')).toString('base64');
       unsigned.attestation = {
         algorithm: SIGNATURE_ALGORITHM,
