@@ -6,6 +6,7 @@
  */
 import { ApiError } from '../errors.js';
 import type { ParsedRequest } from '../core/types.js';
+import { rfc3339Seconds } from '../receipts/time.js';
 import type { ReceiptRecord, ReputationPage, Store } from '../store/store.js';
 import type { AllowanceInfo, ClientContext, SignedResult, VerifierService } from './types.js';
 
@@ -13,6 +14,8 @@ import type { AllowanceInfo, ClientContext, SignedResult, VerifierService } from
 export interface IssuedReceipt {
   response: Record<string, unknown>;
   text: string;
+  /** The overall ratio, also when a compact receipt does not carry it. */
+  overallRatio?: number;
 }
 
 export interface ReceiptIssuerLike {
@@ -56,20 +59,6 @@ export interface VerifierServiceImpl extends VerifierService {
   readonly freeAllowance: number;
 }
 
-/** `YYYY-MM-DD` of the UTC day containing `now`. */
-export function utcDay(now: Date): string {
-  return now.toISOString().slice(0, 10);
-}
-
-/** Next UTC midnight after `now`, and whole seconds until then (at least 1). */
-export function nextUtcMidnight(now: Date): { resetsAt: string; retryAfter: number } {
-  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
-  return {
-    resetsAt: new Date(next).toISOString().replace(/\.\d{3}Z$/, 'Z'),
-    retryAfter: Math.max(1, Math.ceil((next - now.getTime()) / 1000)),
-  };
-}
-
 const MAX_ID_LENGTH = 200;
 
 function checkAgentId(agentId: string): void {
@@ -96,14 +85,7 @@ function recordOf(issued: IssuedReceipt, parsed: ParsedRequest): ReceiptRecord {
     taskId: parsed.request.task_id,
     result,
     // Compact receipts carry no scores; the issuer may expose the ratio beside the response.
-    overallRatio:
-      typeof overall?.ratio === 'number'
-        ? overall.ratio
-        : typeof (issued as { overallRatio?: unknown }).overallRatio === 'number'
-          ? ((issued as { overallRatio?: number }).overallRatio as number)
-          : result === 'pass'
-            ? 1
-            : 0,
+    overallRatio: typeof overall?.ratio === 'number' ? overall.ratio : (issued.overallRatio ?? (result === 'pass' ? 1 : 0)),
     verifiedAt,
     keyVersion: typeof attestation?.key_version === 'string' ? attestation.key_version : '',
     receipt: issued.text,
@@ -119,8 +101,8 @@ export function createVerifierService(deps: VerifierServiceDeps): VerifierServic
     const ms = now.getTime();
     if (!(ms >= today.start && ms < today.end)) {
       const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
-      const next = nextUtcMidnight(now);
-      today = { start, end: Date.parse(next.resetsAt), day: utcDay(now), resetsAt: next.resetsAt };
+      const end = start + 86_400_000;
+      today = { start, end, day: now.toISOString().slice(0, 10), resetsAt: rfc3339Seconds(new Date(end)) };
     }
     return today;
   }
@@ -183,7 +165,7 @@ export function createVerifierService(deps: VerifierServiceDeps): VerifierServic
       const now = new Date(Math.floor(deps.clock().getTime() / 1000) * 1000);
       const results = await store.agentResults(agentId);
       const trust = deps.computeTrustScore(results, now);
-      const timestamp = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const timestamp = rfc3339Seconds(now);
       const unsigned: Record<string, unknown> = {
         agent_id: agentId,
         score: trust.score,
