@@ -12,7 +12,7 @@ import { FREE_ALLOWANCE_META, type AdmitToolCall, type Admission, type ToolCallC
 import type { AllowanceInfo, VerifierService } from '../service/types.js';
 import type { PaidRoute } from './config.js';
 import type { PaymentGate, ResourceDescription } from './gate.js';
-import { MCP_PAYMENT_RESPONSE_META, freeTrialState, readMcpPayment, type PaymentRequiredCode } from './transport.js';
+import { MCP_PAYMENT_RESPONSE_META, mcpPaymentRequiredMeta, readMcpPayment, type PaymentRequiredCode } from './transport.js';
 import type { PaymentRequired } from '@x402/core/types';
 
 export interface PaymentAdmissionOptions {
@@ -26,7 +26,7 @@ function refused(paymentRequired: PaymentRequired, code: PaymentRequiredCode, me
   return {
     admitted: false,
     structuredContent: paymentRequired as unknown as Record<string, unknown>,
-    meta: { code, message, charged: false, free_trial: freeTrialState(allowance) },
+    meta: mcpPaymentRequiredMeta({ code, message, allowance }),
   };
 }
 

@@ -112,19 +112,24 @@ export interface McpToolResult {
   _meta?: Record<string, unknown>;
 }
 
+/** `result._meta` of an MCP tool result asking for payment: the code, the live free-trial state, any settlement. */
+export function mcpPaymentRequiredMeta(options: PaymentRequiredBodyOptions): Record<string, unknown> {
+  return {
+    code: options.code,
+    message: options.message,
+    charged: false,
+    free_trial: freeTrialState(options.allowance),
+    ...(options.settlement ? { [MCP_PAYMENT_RESPONSE_META]: options.settlement } : {}),
+  };
+}
+
 /** An MCP tool result asking for payment: isError, PaymentRequired as structured and text content. */
 export function mcpPaymentRequiredResult(paymentRequired: PaymentRequired, options: PaymentRequiredBodyOptions): McpToolResult {
   return {
     isError: true,
     content: [{ type: 'text', text: JSON.stringify(paymentRequired) }],
     structuredContent: paymentRequired as unknown as Record<string, unknown>,
-    _meta: {
-      code: options.code,
-      message: options.message,
-      charged: false,
-      free_trial: freeTrialState(options.allowance),
-      ...(options.settlement ? { [MCP_PAYMENT_RESPONSE_META]: options.settlement } : {}),
-    },
+    _meta: mcpPaymentRequiredMeta(options),
   };
 }
 
