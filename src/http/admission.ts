@@ -8,6 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
 import type { ParsedRequest } from '../core/types.js';
 import type { AllowanceInfo, ClientContext, VerifierService } from '../service/types.js';
+import { allowanceExhaustedError } from '../service/verifier-service.js';
 
 export interface AdmissionContext {
   service: VerifierService;
@@ -87,10 +88,7 @@ export async function admitVerification(ctx: AdmissionContext, request: FastifyR
   const { allowance, release } = await takeAllowanceUnit(ctx.service, client, reply);
   if (!allowance.allowed) {
     reply.header('Retry-After', String(allowance.retryAfter));
-    throw new ApiError('free_allowance_exhausted', {
-      message: `The free daily allowance of ${allowance.limit} verifications for this client is used up; it resets at ${allowance.resetsAt}.`,
-      retryAfter: allowance.retryAfter,
-    });
+    throw allowanceExhaustedError(allowance);
   }
   return { parsed, client, via: 'free_allowance', allowance, release };
 }

@@ -6,8 +6,8 @@
  * entries merged into `result._meta`), without touching the tool handlers.
  */
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../errors.js';
 import type { VerifierService } from '../service/types.js';
+import { allowanceExhaustedError } from '../service/verifier-service.js';
 import type { ToolName } from './tool-definitions.js';
 
 /** Everything a gate may look at. */
@@ -72,10 +72,7 @@ export function createAllowanceAdmission(service: VerifierService): AdmitToolCal
     const client = { clientKey: ctx.clientKey };
     const allowance = await service.consumeAllowance(client);
     if (!allowance.allowed) {
-      throw new ApiError('free_allowance_exhausted', {
-        message: `The free daily allowance of ${allowance.limit} verifications for this client is used up; it resets at ${allowance.resetsAt}.`,
-        retryAfter: allowance.retryAfter,
-      });
+      throw allowanceExhaustedError(allowance);
     }
     return {
       admitted: true,

@@ -59,6 +59,14 @@ export interface VerifierServiceImpl extends VerifierService {
   readonly freeAllowance: number;
 }
 
+/** The coded refusal when a client's free allowance is spent; one wording for REST and MCP. */
+export function allowanceExhaustedError(allowance: AllowanceInfo): ApiError {
+  return new ApiError('free_allowance_exhausted', {
+    message: `The free daily allowance of ${allowance.limit} verifications for this client is used up; it resets at ${allowance.resetsAt}.`,
+    retryAfter: allowance.retryAfter,
+  });
+}
+
 const MAX_ID_LENGTH = 200;
 
 function checkAgentId(agentId: string): void {
