@@ -7,7 +7,7 @@
  * 402. A POST without a body is the x402 discovery probe and gets the 402.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { PaymentRequired } from '@x402/core/types';
+import type { PaymentRequired, SettleResponse } from '@x402/core/types';
 import { isTestAgent } from '../core/trust-score.js';
 import { takeAllowanceUnit } from '../http/admission.js';
 import type { AllowanceInfo, ClientContext, SignedResult, VerifierService } from '../service/types.js';
@@ -63,10 +63,11 @@ async function send402(
   message: string,
   allowance: AllowanceInfo,
   ctx: PaidRestContext,
+  settlement?: SettleResponse | null,
 ): Promise<FastifyReply> {
   ctx.setAllowanceHeaders(reply, allowance);
   for (const [k, v] of Object.entries(paymentRequiredHeaders(paymentRequired))) reply.header(k, v);
-  return reply.code(402).type(JSON_TYPE).send(JSON.stringify(paymentRequiredBody(paymentRequired, { code, message, allowance })));
+  return reply.code(402).type(JSON_TYPE).send(JSON.stringify(paymentRequiredBody(paymentRequired, { code, message, allowance, settlement })));
 }
 
 const UNPAID_MESSAGES: Record<string, string> = {
@@ -104,10 +105,7 @@ async function runPaid(
   const settled = await ctx.gate.settle(auth.ticket, verificationId);
   if (!settled.ok) {
     const allowance = await ctx.service.peekAllowance(client);
-    ctx.setAllowanceHeaders(reply, allowance);
-    for (const [k, v] of Object.entries(paymentRequiredHeaders(settled.paymentRequired))) reply.header(k, v);
-    const body = paymentRequiredBody(settled.paymentRequired, { code: 'settlement_failed', message: settled.message, allowance, settlement: settled.settlement });
-    return reply.code(402).type(JSON_TYPE).send(JSON.stringify(body));
+    return send402(reply, settled.paymentRequired, 'settlement_failed', settled.message, allowance, ctx, settled.settlement);
   }
   if (route === 'verify') ctx.onVerified?.(signed);
   for (const [k, v] of Object.entries(paymentResponseHeaders(settled.settlement))) reply.header(k, v);
@@ -136,7 +134,7 @@ export async function handlePaidVerify(ctx: PaidRestContext, request: FastifyReq
     const allowance = await ctx.service.peekAllowance(client);
     const message = `Bodies over ${ctx.gate.config.freeMaxBodyBytes} bytes are not covered by the free allowance; pay per call with x402 (see PAYMENT-REQUIRED).`;
     const pr = await ctx.gate.paymentRequired('verify', resourceOf(ctx, request, 'verify'), message);
-    return send402(reply, pr, allowance.remaining > 0 ? 'payment_required' : 'free_trial_exhausted', message, allowance, ctx);
+    return send402(reply, pr, unpaidCode(allowance), message, allowance, ctx);
   }
   const { allowance, release } = await takeAllowanceUnit(ctx.service, client, reply, ctx.setAllowanceHeaders);
   if (!allowance.allowed) {
