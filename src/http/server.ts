@@ -323,15 +323,18 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
   app.get('/.well-known/agent-card.json', { schema: { summary: 'A2A agent card with every signing key', tags: ['discovery'] } }, async (_req, reply) =>
     reply.type(JSON_TYPE).send(JSON.stringify(agentCard(discovery))),
   );
+  // These depend on the configuration only: built once, not per request (the agent card lists live keys).
+  const x402Text = JSON.stringify(x402Manifest(config));
+  const mcpCardText = JSON.stringify(mcpServerCard({ baseUrl: config.publicBaseUrl, serviceName: config.serviceName, version: options.version }));
+  const llmsText = llmsTxt(discovery);
   app.get('/.well-known/x402', { schema: { summary: 'Advisory x402 payment manifest', tags: ['discovery'] } }, async (_req, reply) =>
-    reply.type(JSON_TYPE).send(JSON.stringify(x402Manifest(config))),
+    reply.type(JSON_TYPE).send(x402Text),
   );
-  app.get('/.well-known/mcp/server-card.json', { schema: { summary: 'MCP server card', tags: ['discovery'] } }, async (_req, reply) => {
-    const card = mcpServerCard({ baseUrl: config.publicBaseUrl, serviceName: config.serviceName, version: options.version });
-    return reply.type(JSON_TYPE).send(JSON.stringify(card));
-  });
+  app.get('/.well-known/mcp/server-card.json', { schema: { summary: 'MCP server card', tags: ['discovery'] } }, async (_req, reply) =>
+    reply.type(JSON_TYPE).send(mcpCardText),
+  );
   app.get('/llms.txt', { schema: { summary: 'Plain-text guide for agents (live limits and allowance)', tags: ['discovery'] } }, async (_req, reply) =>
-    reply.type('text/plain; charset=utf-8').send(llmsTxt(discovery)),
+    reply.type('text/plain; charset=utf-8').send(llmsText),
   );
   app.get('/openapi.json', hidden, async (_req, reply) => reply.type(JSON_TYPE).send(JSON.stringify(app.swagger())));
 

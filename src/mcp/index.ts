@@ -108,13 +108,14 @@ export async function registerMcpRoutes(app: FastifyInstance, options: McpRoutes
 
   // Discovery: public, read-only, cacheable; no Host check needed (nothing to steal, nothing to change).
   await app.register(async (scope) => {
-    const sendCard = async (_request: FastifyRequest, reply: FastifyReply) => {
+    // The card depends on the options only: serialized once.
+    const card = JSON.stringify(mcpServerCard(cardOptions));
+    const sendCard = async (_request: FastifyRequest, reply: FastifyReply) =>
       reply
         .header('Cache-Control', 'public, max-age=300')
         .header('Access-Control-Allow-Origin', '*')
-        .type('application/json; charset=utf-8');
-      return mcpServerCard(cardOptions);
-    };
+        .type('application/json; charset=utf-8')
+        .send(card);
     scope.get('/mcp/server-card', sendCard);
     scope.get('/mcp/server-card.json', sendCard);
   });
