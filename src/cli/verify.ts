@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { CliIO } from './io.js';
-import { ApiError, invalidRequest, isApiError } from '../errors.js';
+import { invalidRequest, isApiError } from '../errors.js';
 import type { Detail, ParsedRequest } from '../core/types.js';
 import { parseVerificationRequest } from '../core/request.js';
 import { parseStrictJson, StrictJsonError } from '../core/strict-json.js';
@@ -186,11 +186,16 @@ export function loadRequest(opts: VerifyCliOptions, io: CliIO): { parsed: Parsed
 
 let sharedVerifier: Verifier | undefined;
 
+/** One verifier (and schema engine) per process, shared by plain and signed runs. */
+function verifier(): Verifier {
+  sharedVerifier ??= createVerifier({ engine: createSchemaEngine() });
+  return sharedVerifier;
+}
+
 /** Parsed request → response object (without signature blocks). */
 export function runVerification(parsed: ParsedRequest, detail: Detail, now: Date = new Date()): VerificationResponse {
-  sharedVerifier ??= createVerifier({ engine: createSchemaEngine() });
   const hashes = computeHashes(parsed);
-  const verdict = sharedVerifier.verify(parsed, { schemaKey: hashes.schema_hash });
+  const verdict = verifier().verify(parsed, { schemaKey: hashes.schema_hash });
   return buildResponse(
     verdict,
     {
@@ -228,7 +233,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       return 2;
     }
     if (isApiError(e)) {
-      io.stdout(`${JSON.stringify((e as ApiError).toBody(), null, 2)}\n`);
+      io.stdout(`${JSON.stringify(e.toBody(), null, 2)}\n`);
       io.stderr(`aov verify: invalid request (${e.fields.map((f) => f.field).join(', ') || e.code})\n`);
       return 2;
     }
@@ -243,8 +248,7 @@ function signAndPrint(sign: NonNullable<VerifyCliOptions['sign']>, parsed: Parse
     const keyRing = createKeyRing({ dir: path.join(sign.dataDir, 'keys') });
     keyRing.signer();
     const attestor = createAttestor({ keyRing, serviceName: sign.serviceName, baseUrl: sign.baseUrl });
-    sharedVerifier ??= createVerifier({ engine: createSchemaEngine() });
-    issuer = createReceiptIssuer({ verifier: sharedVerifier, attestor, clock: () => new Date(), newId: randomUUID, verifierVersion: VERSION });
+    issuer = createReceiptIssuer({ verifier: verifier(), attestor, clock: () => new Date(), newId: randomUUID, verifierVersion: VERSION });
   } catch (e) {
     throw new UsageError(`cannot use the signing key: ${e instanceof Error ? e.message : String(e)}`);
   }
