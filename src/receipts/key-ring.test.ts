@@ -79,6 +79,13 @@ describe('file key ring', () => {
     expect(again.list()).toEqual([info]);
   });
 
+  it('the ring that generated its first key lists it once', () => {
+    const ring = createKeyRing({ dir: path.join(dir, 'fresh') });
+    const { keyVersion } = ring.signer();
+    expect(ring.list().map((k) => k.keyVersion)).toEqual([keyVersion]);
+    expect(ring.active().keyVersion).toBe(keyVersion);
+  });
+
   it('listing an empty ring creates nothing', () => {
     const ring = createKeyRing({ dir: path.join(dir, 'k') });
     expect(ring.list()).toEqual([]);

@@ -229,7 +229,8 @@ export function createKeyRing(options: KeyRingOptions): KeyRing {
     let k = newest(loaded());
     if (!k) {
       k = generate(clock());
-      keys = [...loaded(), k].sort(byAge);
+      // Re-read rather than append: the new files changed the directory, so loaded() would list the key already.
+      keys = load();
       seenMtime = dirMtime();
     }
     return k;
