@@ -16,12 +16,10 @@ import { checkHostAndOrigin, hostnameOfOrigin, normaliseAllowedHosts } from './h
 import { parseEnvelope, type ArgumentFindings, type ArgumentValues } from './envelope.js';
 import { createMcpServer } from './mcp-server.js';
 import { defaultServerVersion, mcpServerCard, type McpServerCardOptions } from './server-card.js';
-import { TOOL_DEFINITIONS, type McpToolDefinition } from './tool-definitions.js';
 
 export { mcpServerCard, mcpEndpointUrl, MCP_SERVER_DESCRIPTION, type McpServerCardOptions } from './server-card.js';
 export {
   mcpToolDescriptors,
-  withOutputShape,
   TOOL_DEFINITIONS,
   TOOL_NAMES,
   type McpToolDescriptor,
@@ -59,8 +57,6 @@ export interface McpRoutesOptions {
    * free allowance (createAllowanceAdmission). The x402 adapter supplies its own.
    */
   admit?: AdmitToolCall;
-  /** Tool definitions to advertise (e.g. with a PaymentRequired output shape added). Default: TOOL_DEFINITIONS. */
-  tools?: readonly McpToolDefinition[];
 }
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
@@ -102,7 +98,6 @@ export async function registerMcpRoutes(app: FastifyInstance, options: McpRoutes
   const baseHost = hostnameOfOrigin(options.baseUrl);
   const allowed = normaliseAllowedHosts([...options.allowedHosts, ...LOOPBACK_NAMES, ...(baseHost ? [baseHost] : [])]);
   const admit = options.admit ?? createAllowanceAdmission(options.service);
-  const tools = options.tools ?? TOOL_DEFINITIONS;
   const version = options.version ?? defaultServerVersion();
   const cardOptions: McpServerCardOptions = { baseUrl: options.baseUrl, serviceName: options.serviceName, version };
 
@@ -205,7 +200,6 @@ export async function registerMcpRoutes(app: FastifyInstance, options: McpRoutes
         serverName: options.serviceName,
         serverVersion: version,
         admit,
-        tools,
         log: request.log,
         callContext: (tool, meta) => ({ tool, clientKey, meta, request }),
         duplicateKeys: (id) => findings.get(id) ?? [],

@@ -14,7 +14,7 @@ import type { SignedResult, VerifierService } from '../service/types.js';
 import type { DuplicateKeyFinding } from '../core/strict-json.js';
 import type { AdmitToolCall, ToolCallContext } from './admission.js';
 import { applyDuplicateKeys } from './envelope.js';
-import { TOOL_DEFINITIONS, TOOL_NAMES, type McpToolDefinition, type ToolName } from './tool-definitions.js';
+import { TOOL_DEFINITIONS, TOOL_NAMES, type ToolName } from './tool-definitions.js';
 
 export interface McpServerContext {
   service: VerifierService;
@@ -24,8 +24,6 @@ export interface McpServerContext {
   /** Builds the admission context for a call (client key, request, `_meta`). */
   callContext(tool: ToolName, meta: Record<string, unknown> | undefined): ToolCallContext;
   log: FastifyBaseLogger;
-  /** Tool definitions to advertise (defaults to TOOL_DEFINITIONS). */
-  tools?: readonly McpToolDefinition[];
   /** Duplicate keys the strict body parser found in the arguments of the call with this JSON-RPC id. */
   duplicateKeys?(requestId: string | number): readonly DuplicateKeyFinding[];
   /** The call's arguments as strictly parsed from the body (undefined: use the SDK's copy). */
@@ -169,33 +167,33 @@ function isToolName(name: string): name is ToolName {
   return (TOOL_NAMES as readonly string[]).includes(name);
 }
 
+/** The tools/list answer: the same for every request. */
+const LISTED_TOOLS = TOOL_DEFINITIONS.map((t) => ({
+  name: t.name,
+  title: t.title,
+  description: t.description,
+  inputSchema: t.inputSchema as { type: 'object' },
+  outputSchema: t.outputSchema as { type: 'object' },
+  annotations: t.annotations,
+}));
+
 /** A fresh server for one request. The SDK refuses to reuse a stateless transport, so servers are not shared either. */
 export function createMcpServer(ctx: McpServerContext): Server {
-  const tools = ctx.tools ?? TOOL_DEFINITIONS;
   const server = new Server(
     { name: ctx.serverName, version: ctx.serverVersion },
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
   );
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: tools.map((t) => ({
-      name: t.name,
-      title: t.title,
-      description: t.description,
-      inputSchema: t.inputSchema as { type: 'object' },
-      outputSchema: t.outputSchema as { type: 'object' },
-      annotations: t.annotations,
-    })),
-  }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: LISTED_TOOLS }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, _meta } = request.params;
     const args = ctx.rawArguments?.(extra.requestId) ?? request.params.arguments;
-    if (!isToolName(name) || !tools.some((t) => t.name === name)) {
+    if (!isToolName(name)) {
       return errorResult(
         new ApiError('not_found', {
-          message: `No such tool. Tools: ${tools.map((t) => t.name).join(', ')}.`,
-          fields: [{ field: 'name', problem: 'no such tool', fix: `use one of: ${tools.map((t) => t.name).join(', ')}` }],
+          message: `No such tool. Tools: ${TOOL_NAMES.join(', ')}.`,
+          fields: [{ field: 'name', problem: 'no such tool', fix: `use one of: ${TOOL_NAMES.join(', ')}` }],
         }).toBody(),
       );
     }

@@ -87,12 +87,6 @@ export function eitherOutput(...shapes: JsonSchemaObject[]): JsonSchemaObject {
   return { type: 'object', anyOf: shapes };
 }
 
-/** Add one more accepted result shape to a tool's outputSchema. */
-export function withOutputShape(definition: McpToolDefinition, shape: JsonSchemaObject): McpToolDefinition {
-  const current = Array.isArray(definition.outputSchema.anyOf) ? (definition.outputSchema.anyOf as JsonSchemaObject[]) : [definition.outputSchema];
-  return { ...definition, outputSchema: eitherOutput(...current, shape) };
-}
-
 const INVOICE_EXAMPLE =
   'Example (an invoice whose line items do not add up):\n' +
   '{"task_id":"inv-42","agent_id":"seller-7",' +
