@@ -17,7 +17,7 @@ import { createHttpServer } from './http/server.js';
 import type { HttpServer } from './http/server.js';
 import { attestationExtension, createAttestor, createKeyRing, createReceiptIssuer } from './receipts/index.js';
 import { createVerifierService } from './service/verifier-service.js';
-import type { VerifierServiceImpl } from './service/verifier-service.js';
+import type { VerifierService } from './service/types.js';
 import { openStore } from './store/index.js';
 import type { Payments, PaymentsOptions } from './payments/index.js';
 import type { Store } from './store/store.js';
@@ -35,7 +35,7 @@ export interface CreateAppOptions {
 export interface App {
   app: FastifyInstance;
   server: HttpServer;
-  service: VerifierServiceImpl;
+  service: VerifierService;
   store: Store;
   config: Config;
   /** x402 payments when on (gate and, in local mode, the built-in facilitator). */

@@ -53,12 +53,6 @@ export interface VerifierServiceDeps {
   listCap: number;
 }
 
-/** The service extended with what the HTTP layer needs beyond the shared contract. */
-export interface VerifierServiceImpl extends VerifierService {
-  /** The allowance state a 429 / headers describe, without consuming. */
-  readonly freeAllowance: number;
-}
-
 /** The coded refusal when a client's free allowance is spent; one wording for REST and MCP. */
 export function allowanceExhaustedError(allowance: AllowanceInfo): ApiError {
   return new ApiError('free_allowance_exhausted', {
@@ -100,7 +94,7 @@ function recordOf(issued: IssuedReceipt, parsed: ParsedRequest): ReceiptRecord {
   };
 }
 
-export function createVerifierService(deps: VerifierServiceDeps): VerifierServiceImpl {
+export function createVerifierService(deps: VerifierServiceDeps): VerifierService {
   const { store } = deps;
 
   // The day key and the reset instant change once a day: formatted once per day, not per request.
@@ -128,8 +122,6 @@ export function createVerifierService(deps: VerifierServiceDeps): VerifierServic
   }
 
   return {
-    freeAllowance: deps.freeAllowance,
-
     parseRequest(body) {
       return deps.parse(body);
     },
