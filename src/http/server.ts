@@ -327,8 +327,9 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
   app.get('/.well-known/x402', { schema: { summary: 'Advisory x402 payment manifest', tags: ['discovery'] } }, async (_req, reply) =>
     reply.type(JSON_TYPE).send(x402Text),
   );
+  // Same document and headers as /mcp/server-card: public, cacheable, readable by browser-based clients.
   app.get('/.well-known/mcp/server-card.json', { schema: { summary: 'MCP server card', tags: ['discovery'] } }, async (_req, reply) =>
-    reply.type(JSON_TYPE).send(mcpCardText),
+    reply.header('Cache-Control', 'public, max-age=300').header('Access-Control-Allow-Origin', '*').type(JSON_TYPE).send(mcpCardText),
   );
   app.get('/llms.txt', { schema: { summary: 'Plain-text guide for agents (live limits and allowance)', tags: ['discovery'] } }, async (_req, reply) =>
     reply.type('text/plain; charset=utf-8').send(llmsText),
