@@ -1,8 +1,8 @@
 /**
- * @module Admission of a paid-or-free request, in one place so payment can be
- * slotted in: validation first (an invalid request is never charged nor counted),
- * then the free allowance. The x402 step extends `admitVerification` after the
- * allowance check (allowance spent → payment instead of 429).
+ * @module Admission of a free verification (payments off): validation first (an
+ * invalid request is never charged nor counted), then one unit of the free
+ * allowance. The x402 handlers (src/payments/rest.ts) take the unit through the
+ * same `takeAllowanceUnit`, so both paths refund and report alike.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
@@ -18,8 +18,6 @@ export interface AdmissionContext {
 export interface Admission {
   parsed: ParsedRequest;
   client: ClientContext;
-  /** How the request was admitted. */
-  via: 'free_allowance';
   allowance: AllowanceInfo;
   /** Undo the admission (give the allowance unit back) when the work fails. */
   release(): Promise<void>;
@@ -90,5 +88,5 @@ export async function admitVerification(ctx: AdmissionContext, request: FastifyR
     reply.header('Retry-After', String(allowance.retryAfter));
     throw allowanceExhaustedError(allowance);
   }
-  return { parsed, client, via: 'free_allowance', allowance, release };
+  return { parsed, client, allowance, release };
 }
