@@ -7,6 +7,7 @@
 import path from 'node:path';
 import { parsePaymentConfig } from './payments/config.js';
 import type { PaymentConfig } from './payments/config.js';
+import { MAX_PAGE_LIMIT } from './store/common.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -142,7 +143,8 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
   const trustProxy = boolSetting(label('TRUST_PROXY'), get('TRUST_PROXY'), false);
   const bodyLimitBytes = intSetting('BODY_LIMIT_BYTES', get('BODY_LIMIT_BYTES'), 1024 * 1024, 1024, 100 * 1024 * 1024);
   const maxJsonDepth = intSetting('MAX_JSON_DEPTH', get('MAX_JSON_DEPTH'), 64, 2, 10_000);
-  const listCap = intSetting('LIST_CAP', get('LIST_CAP'), 100, 1, 100_000);
+  // LIST_CAP is also the largest reputation page, so it cannot exceed what the stores accept.
+  const listCap = intSetting('LIST_CAP', get('LIST_CAP'), 100, 1, MAX_PAGE_LIMIT);
   const schemaCacheSize = intSetting('SCHEMA_CACHE_SIZE', get('SCHEMA_CACHE_SIZE'), 500, 0, 1_000_000);
 
   const rawSync = ((get('SQLITE_SYNCHRONOUS') ?? '').trim() || 'FULL').toUpperCase();
