@@ -261,7 +261,25 @@ describe('validateRequestValue', () => {
     let deep: unknown = 1;
     for (let i = 0; i < 70; i++) deep = [deep];
     expect(bad({ ...base, submitted_output: deep })[0].problem).toContain('64');
-    const p = validateRequestValue({ ...base, submitted_output: { big: 2 ** 60, sci: 1e21 } });
-    expect(p.integrity.unsafeIntegers).toEqual(['$.big']);
+    const p = validateRequestValue({ ...base, submitted_output: { big: 2 ** 60, sci: 1e21, ok: 2 ** 53 - 1 } });
+    // judged on the value: 1e21 is a whole number beyond 2^53 however it was written
+    expect(p.integrity.unsafeIntegers).toEqual(['$.big', '$.sci']);
+  });
+});
+
+describe('safe integers are judged on the value', () => {
+  const body = (n: string): string => `{"task_id":"t","expected_schema":{},"submitted_output":{"n":${n}}}`;
+  it('gives 1e16 and 10000000000000000 the same finding', () => {
+    for (const n of ['1e16', '10000000000000000', '1.0e16', '1e300', '-1E+17', '9007199254740993', '9007199254740992.0']) {
+      expect(parseVerificationRequest(body(n)).integrity.unsafeIntegers, n).toEqual(['$.n']);
+    }
+    for (const n of ['9007199254740991', '-9007199254740991', '9.007199254740991e15', '1e15', '0.5', '1e-300']) {
+      expect(parseVerificationRequest(body(n)).integrity.unsafeIntegers, n).toEqual([]);
+    }
+  });
+
+  it('keeps exponent-written large numbers outside the output acceptable (a schema may say multipleOf 1e308)', () => {
+    const p = parseVerificationRequest('{"task_id":"t","expected_schema":{"multipleOf":1e308},"submitted_output":1}');
+    expect(p.integrity.unsafeIntegers).toEqual([]);
   });
 });

@@ -22,7 +22,13 @@ export interface ParseRequestOptions {
 
 interface Findings {
   duplicateKeys: Array<{ segments: JsonPathSegments; key: string }>;
+  /** Integers written out in digits beyond ±(2^53−1): a request error outside the output. */
   unsafeIntegers: JsonPathSegments[];
+  /**
+   * Other numbers whose value is a whole number beyond ±(2^53−1) (`1e16`): only
+   * an integrity finding inside the output, where the value is what is judged.
+   */
+  largeNumbers?: JsonPathSegments[];
 }
 
 const TOP_LEVEL = [
@@ -121,8 +127,9 @@ function checkJsonValue(root: unknown, maxDepth: number, unsafe: JsonPathSegment
         return null;
       case 'number':
         if (!Number.isFinite(v)) return { field: requestField(path), problem: 'is not a finite number', fix: NOT_JSON_FIX };
-        // Written out in digits (below 1e21) and past 2^53: readers disagree on it.
-        if (Number.isInteger(v) && !Number.isSafeInteger(v) && Math.abs(v) < 1e21) unsafe.push(path.slice());
+        // Past 2^53: readers disagree on it. Outside the output only what would be
+        // written out in digits (below 1e21) counts; inside, the value is judged.
+        if (Number.isInteger(v) && !Number.isSafeInteger(v) && (Math.abs(v) < 1e21 || path[0] === 'submitted_output')) unsafe.push(path.slice());
         return null;
       case 'object': {
         if (v === null) return null;
@@ -226,6 +233,11 @@ function buildParsedRequest(value: Json, findings: Findings): ParsedRequest {
       integrity.unsafeIntegers.push(formatSegments(segs.slice(1)));
     } else {
       problems.push({ field: requestField(segs), problem: 'is an integer outside ±(2^53−1)', fix: SAFE_FIX });
+    }
+  }
+  if (findings.largeNumbers !== undefined) {
+    for (const segs of findings.largeNumbers) {
+      if (segs.length > 0 && segs[0] === 'submitted_output') integrity.unsafeIntegers.push(formatSegments(segs.slice(1)));
     }
   }
 

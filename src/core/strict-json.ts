@@ -12,7 +12,10 @@
  *
  * An "integer" here is a number token written without fraction or exponent
  * (`9007199254740993`): that is the form whose meaning differs between a
- * double-based and a bigint-based reader. `1e21` is read identically by both.
+ * double-based and a bigint-based reader. Numbers written otherwise whose value
+ * is a whole number beyond ±(2^53−1) (`1e16`, `1e300`) are reported apart
+ * (`largeNumbers`): inside the output they fail the same integrity check,
+ * because the receipt hashes the value, not the notation.
  *
  * `__proto__` is stored as an ordinary own property (never touches the
  * prototype); otherwise results are what JSON.parse returns.
@@ -38,6 +41,8 @@ export interface StrictJsonResult {
   duplicateKeys: DuplicateKeyFinding[];
   /** Locations of integer literals outside ±(2^53−1). */
   unsafeIntegers: JsonPathSegments[];
+  /** Locations of numbers written with a fraction or exponent whose value is beyond ±(2^53−1). */
+  largeNumbers: JsonPathSegments[];
 }
 
 export type StrictJsonErrorKind = 'invalid_json' | 'lone_surrogate' | 'non_finite' | 'too_deep';
@@ -102,6 +107,7 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
   const path: Array<string | number> = [];
   const duplicateKeys: DuplicateKeyFinding[] = [];
   const unsafeIntegers: JsonPathSegments[] = [];
+  const largeNumbers: JsonPathSegments[] = [];
 
   // While a key is read, errors belong to the object holding it (path minus the key slot).
   let keyDepth = -1;
@@ -253,7 +259,7 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
     }
     const n = Number(text.slice(start, pos));
     if (!Number.isFinite(n)) return fail('non_finite', 'a number is too large to represent (not finite)', start);
-    if (integer && !Number.isSafeInteger(n)) unsafeIntegers.push(path.slice());
+    if (n > Number.MAX_SAFE_INTEGER || n < -Number.MAX_SAFE_INTEGER) (integer ? unsafeIntegers : largeNumbers).push(path.slice());
     return n;
   };
 
@@ -360,5 +366,5 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
   const value = parseValue(0);
   if (text.charCodeAt(pos) <= 0x20) skipWs();
   if (pos < len) unexpected();
-  return { value, duplicateKeys, unsafeIntegers };
+  return { value, duplicateKeys, unsafeIntegers, largeNumbers };
 }

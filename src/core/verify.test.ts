@@ -269,3 +269,45 @@ describe('any output', () => {
     );
   });
 });
+
+describe('schemas invalid against their meta-schema', () => {
+  const refusal = (v: ReturnType<typeof createVerifier>, schema: unknown, key?: string): ApiError => {
+    try {
+      v.verify(parseVerificationRequest(JSON.stringify({ task_id: 't', expected_schema: schema, submitted_output: { a: 1 } })), key === undefined ? undefined : { schemaKey: key });
+    } catch (e) {
+      if (e instanceof ApiError) return e;
+      throw e;
+    }
+    throw new Error('expected a 422, got a verdict');
+  };
+
+  it('is a 422 naming the location, every time (also through the cache)', () => {
+    const cached = createVerifier({ engine: createSchemaCache({ engine, max: 4 }) });
+    for (let i = 0; i < 3; i++) {
+      for (const v of [verifier, cached]) {
+        const e = refusal(v, { type: [] }, 'type-empty');
+        expect(e.code).toBe('invalid_request');
+        expect(e.status).toBe(422);
+        expect(e.fields[0].field).toBe('expected_schema.type');
+      }
+    }
+  });
+
+  it('names the keyword for each dialect', () => {
+    expect(refusal(verifier, { minLength: -1 }).fields[0].field).toBe('expected_schema.minLength');
+    expect(refusal(verifier, { required: 'a' }).fields[0].field).toBe('expected_schema.required');
+    expect(refusal(verifier, { properties: { x: { maxItems: 1.5 } } }).fields[0].field).toBe('expected_schema.properties.x.maxItems');
+    expect(refusal(verifier, { $schema: 'http://json-schema.org/draft-07/schema#', properties: { x: { type: 'text' } } }).fields[0].field).toBe(
+      'expected_schema.properties.x.type',
+    );
+    expect(refusal(verifier, { $schema: 'https://json-schema.org/draft/2019-09/schema', minProperties: 'two' }).fields[0].field).toBe(
+      'expected_schema.minProperties',
+    );
+    expect(refusal(verifier, { type: [] }).fields[0].fix).toContain('meta-schema');
+  });
+
+  it('still accepts valid schemas with unknown keywords and annotations', () => {
+    const v = verify({ task_id: 't', expected_schema: { type: 'object', title: 'x', 'x-vendor': { any: 1 } }, submitted_output: { a: 1 } });
+    expect(v.result).toBe('pass');
+  });
+});

@@ -49,6 +49,11 @@ const TRUE: Validate = () => true;
 
 export interface CompilerOptions {
   resources?: ReadonlyMap<string, Json>;
+  /**
+   * Called with the root schema and the standard meta-schema URI of its dialect
+   * before anything is compiled; throws when the schema is invalid against it.
+   */
+  checkMeta?: (schema: Json, standard: string) => void;
   assertFormats: boolean;
   defaultDialect: Dialect;
   /** Put generated code in front of the closures (see codegen.ts). */
@@ -88,6 +93,7 @@ export class Compiler {
 
   compileRoot(schema: Json): CompiledRoot {
     const dialect = this.rootDialect(schema, this.options.defaultDialect);
+    this.options.checkMeta?.(schema, dialect.standard);
     const entry = this.scanDocument(schema, DEFAULT_BASE, dialect, '#');
     const holder = this.compileAt(schema, entry.info ?? this.infoFor(schema, entry));
     this.finishDynamic();

@@ -121,11 +121,32 @@ describe('SPEC §2.1 counting', () => {
     expect(counts({ not: { type: 'string' } }, 'abc')).toEqual([0, 1, false]);
   });
 
-  it('counts contains as one check (maxContains adds one)', () => {
+  it('counts contains as one check, minContains and maxContains one more each', () => {
     expect(counts({ contains: { type: 'string', minLength: 1 } }, [1, 'a', 'b'])).toEqual([1, 1, true]);
     expect(counts({ contains: { type: 'string' } }, [1])).toEqual([0, 1, false]);
-    expect(counts({ contains: { type: 'string' }, minContains: 2, maxContains: 2 }, ['a', 'b', 'c'])).toEqual([1, 2, false]);
-    expect(counts({ contains: { type: 'string' }, minContains: 0 }, [])).toEqual([1, 1, true]);
+    expect(counts({ contains: { type: 'string' }, minContains: 2, maxContains: 2 }, ['a', 'b', 'c'])).toEqual([2, 3, false]);
+    expect(counts({ contains: { type: 'string' }, minContains: 0 }, [])).toEqual([2, 2, true]);
+    // a failing minContains fails schema:minContains, not schema:contains
+    const r = evaluate({ contains: { type: 'string' }, minContains: 2 }, ['a', 1]);
+    expect([r.passed, r.total, r.valid]).toEqual([1, 2, false]);
+    expect(r.failures.map((f) => [f.keyword, f.schemaPath])).toEqual([['minContains', '#/minContains']]);
+    // no match at all: both fail
+    expect(evaluate({ contains: { type: 'string' }, minContains: 2 }, [1]).failures.map((f) => f.keyword)).toEqual(['contains', 'minContains']);
+    // draft-07 has no minContains: not counted
+    expect(counts({ $schema: 'http://json-schema.org/draft-07/schema#', contains: { type: 'string' }, minContains: 2 }, ['a'])).toEqual([1, 1, true]);
+  });
+
+  it('does not count uniqueItems: false, counts false subschemas at the parent, type-specific keywords only on their type', () => {
+    expect(counts({ uniqueItems: false }, [1, 1])).toEqual([0, 0, true]);
+    expect(counts({ uniqueItems: true }, [1, 2])).toEqual([1, 1, true]);
+    expect(counts({ additionalProperties: false }, {})).toEqual([1, 1, true]);
+    expect(counts({ items: false }, [])).toEqual([1, 1, true]);
+    expect(counts({ propertyNames: false }, {})).toEqual([1, 1, true]);
+    expect(counts({ unevaluatedProperties: false }, {})).toEqual([1, 1, true]);
+    expect(counts({ minimum: 1, minLength: 1 }, 'x')).toEqual([1, 1, true]);
+    expect(counts({ minimum: 1, minLength: 1 }, 5)).toEqual([1, 1, true]);
+    expect(counts({ minLength: 0, dependentRequired: { a: ['b'] } }, '')).toEqual([1, 1, true]);
+    expect(counts({ dependentRequired: { a: ['b'] } }, {})).toEqual([1, 1, true]);
   });
 
   it('never counts the if condition; only the branch that applies is transparent', () => {

@@ -14,7 +14,9 @@
  *   over; `false` reached anywhere else is one failed check (keyword `false`) at
  *   the location it applies to; a `false` root is one failed check, `true` none;
  * - `anyOf`, `oneOf`, `not`, `contains` are one check each, nothing inside
- *   counted; `contains` includes `minContains`; `maxContains` is one more check;
+ *   counted; `minContains` and `maxContains` are one more check each (beside
+ *   `contains`, which then asks for one match, or none with `minContains: 0`);
+ * - `uniqueItems: false` asserts nothing and is not counted;
  * - `if` adds no check of its own (its condition is never counted); the applying
  *   `then`/`else` is transparent;
  * - `required`, `dependentRequired`, the array entries of draft-07 `dependencies`
@@ -33,6 +35,7 @@ import {
 import { Compiler } from './compiler.js';
 import { DIALECT_2020, standardDialect } from './dialects.js';
 import { EvalContext, NO_FAILURES, formatPath, type Declaration } from './runtime.js';
+import { escapePointerSegment } from './uri.js';
 
 export { SchemaCompileError } from './engine.js';
 export type {
@@ -47,6 +50,66 @@ export interface SchemaEngineOptions {
    * keyword runs as a closure: same results, slower; tests compare the two.
    */
   generatedCode?: boolean;
+  /**
+   * Refuse schemas that are invalid against their dialect's meta-schema (default
+   * true). Off only for compiling the built-in meta-schemas themselves.
+   */
+  metaSchemaCheck?: boolean;
+}
+
+/** The standard meta-schemas compiled once per process (they are trusted and never change). */
+const metaCompiled = new Map<string, CompiledSchema>();
+let metaEngine: SchemaEngine | undefined;
+
+function metaSchemaFor(standard: string): CompiledSchema {
+  let c = metaCompiled.get(standard);
+  if (c === undefined) {
+    metaEngine ??= createSchemaEngine({ metaSchemaCheck: false, assertFormats: false });
+    // `{"$ref": <meta URI>}` resolves to the built-in document (never the network)
+    c = metaEngine.compile({ $ref: standard }, { defaultDialect: standard });
+    metaCompiled.set(standard, c);
+  }
+  return c;
+}
+
+/** `$.a['b.c'][1]` (a failure's instance path) → `#/a/b.c/1`. */
+export function instancePathToPointer(path: string): string {
+  let out = '#';
+  let i = 1;
+  while (i < path.length) {
+    if (path[i] === '.') {
+      let j = i + 1;
+      while (j < path.length && path[j] !== '.' && path[j] !== '[') j++;
+      out += '/' + escapePointerSegment(path.slice(i + 1, j));
+      i = j;
+    } else if (path[i] === '[' && path[i + 1] === "'") {
+      let j = i + 2;
+      let seg = '';
+      while (j < path.length && path[j] !== "'") {
+        if (path[j] === '\\') j++;
+        seg += path[j];
+        j++;
+      }
+      out += '/' + escapePointerSegment(seg);
+      i = j + 2;
+    } else {
+      const j = path.indexOf(']', i);
+      out += '/' + path.slice(i + 1, j);
+      i = j + 1;
+    }
+  }
+  return out;
+}
+
+/** Throws invalid_schema naming the first location where `schema` breaks its meta-schema. */
+function checkAgainstMeta(schema: Json, standard: string): void {
+  if (typeof schema === 'boolean') return;
+  const r = metaSchemaFor(standard).evaluate(schema);
+  if (r.valid) return;
+  const f = r.failures[0];
+  const path = f === undefined ? '#' : instancePathToPointer(f.instancePath);
+  const reason = f === undefined ? 'not valid against its meta-schema' : `${f.keyword}: expected ${f.expected}, found ${f.found}`;
+  throw new SchemaCompileError({ kind: 'invalid_schema', path, reason }, `invalid schema at ${path}: ${reason}`);
 }
 
 export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): SchemaEngine {
@@ -63,6 +126,7 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
         throw new SchemaCompileError({ kind: 'invalid_schema', path: '#', reason: 'a schema must be an object or a boolean' }, 'invalid schema: a schema must be an object or a boolean');
       }
       const compiler = new Compiler({
+        checkMeta: engineOptions.metaSchemaCheck === false ? undefined : checkAgainstMeta,
         resources: options.resources,
         assertFormats: options.assertFormats ?? engineOptions.assertFormats ?? true,
         defaultDialect: fallback,

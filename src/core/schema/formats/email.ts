@@ -3,7 +3,6 @@
  * quoted-string local part (≤ 64 octets), then a host name or an IPv4/IPv6 address literal.
  */
 import { isHostname, isIdnHostname } from './idna.js';
-import { isIpv4 } from './ipv4.js';
 import { isIpv6 } from './ipv6.js';
 
 const ATEXT = "A-Za-z0-9!#$%&'*+\\-/=?^_`{|}~";
@@ -27,7 +26,16 @@ function isAddressLiteral(domain: string): boolean {
   if (!domain.startsWith('[') || !domain.endsWith(']')) return false;
   const inner = domain.slice(1, -1);
   if (/^IPv6:/i.test(inner)) return isIpv6(inner.slice(5));
-  return isIpv4(inner);
+  return isIpv4Literal(inner);
+}
+
+/**
+ * RFC 5321 IPv4-address-literal: `Snum 3("." Snum)`, `Snum = 1*3DIGIT` with a
+ * value up to 255. Unlike the `ipv4` format, leading zeros are allowed (`[01.0.0.1]`).
+ */
+function isIpv4Literal(s: string): boolean {
+  const parts = s.split('.');
+  return parts.length === 4 && parts.every((p) => /^[0-9]{1,3}$/.test(p) && Number(p) <= 255);
 }
 
 function mailbox(value: string, i18n: boolean): boolean {

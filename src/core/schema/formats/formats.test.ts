@@ -114,3 +114,24 @@ describe('format checks beyond the suite', () => {
     expect(performance.now() - started).toBeLessThan(2000);
   });
 });
+
+describe('address literals and relative pointers', () => {
+  const f = (name: string) => getFormat(name, DIALECT_2020_12)!;
+  it('accepts IPv4 address literals with leading zeros (RFC 5321 Snum = 1*3DIGIT)', () => {
+    for (const name of ['email', 'idn-email']) {
+      expect(f(name)('user@[01.0.0.1]'), name).toBe(true);
+      expect(f(name)('user@[001.002.003.004]'), name).toBe(true);
+      expect(f(name)('user@[127.0.0.1]'), name).toBe(true);
+      expect(f(name)('user@[256.0.0.1]'), name).toBe(false);
+      expect(f(name)('user@[0001.0.0.1]'), name).toBe(false);
+      expect(f(name)('user@[1.0.0]'), name).toBe(false);
+    }
+    // the ipv4 format itself still refuses leading zeros
+    expect(f('ipv4')('01.0.0.1')).toBe(false);
+  });
+  it('accepts index manipulation in relative JSON pointers', () => {
+    const rjp = f('relative-json-pointer');
+    for (const ok of ['0+1', '1-2/bar', '0-1#', '3+10/a~1b', '0', '1#', '2/foo']) expect(rjp(ok), ok).toBe(true);
+    for (const bad of ['+1/foo', '-1', '0+0', '0-01', '0+', '01', '0##', '', '0+1##']) expect(rjp(bad), bad).toBe(false);
+  });
+});

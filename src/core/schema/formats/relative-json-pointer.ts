@@ -1,2 +1,2 @@
-/** @module `relative-json-pointer` format: draft-handrews-relative-json-pointer-01. */
+/** @module `relative-json-pointer` format: draft-bhutton-relative-json-pointer-00 (with index manipulation: `0+1`, `1-2/bar`). */
 export { isRelativeJsonPointer } from './json-pointer.js';

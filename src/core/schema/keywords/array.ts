@@ -2,7 +2,7 @@
  * @module Array keywords: `minItems`, `maxItems`, `uniqueItems` (checks), `items`,
  * `prefixItems`, `additionalItems`, `unevaluatedItems` (transparent, except that a
  * `false` subschema is one check at the array), and `contains` (one check; with
- * `maxContains`, one more).
+ * `minContains` and `maxContains`, one more each).
  */
 import type { Json } from '../../types.js';
 import type { KeywordContext, KeywordDefinition } from '../keyword.js';
@@ -217,11 +217,17 @@ export const containsKeyword: KeywordDefinition = {
     if (maxV !== undefined && (typeof maxV !== 'number' || !Number.isInteger(maxV) || maxV < 0)) return k.invalid('maxContains must be a non-negative integer');
     const min = minV === undefined ? 1 : (minV as number);
     const max = maxV === undefined ? Infinity : (maxV as number);
+    // `contains` itself asks for one match, or none when minContains is 0; minContains and
+    // maxContains are checks of their own, so `minContains: 2` with one match fails minContains.
+    const need = min === 0 ? 0 : 1;
     const annotate = k.dialect.version === 2020;
     const sp = k.schemaPath;
+    const minPath = k.pathOf([], 'minContains');
     const maxPath = k.pathOf([], 'maxContains');
-    const expected = `at least ${min} ${min === 1 ? 'item' : 'items'} matching contains`;
+    const expected = need === 0 ? 'any number of items matching contains' : 'at least 1 item matching contains';
+    const expectedMin = `at least ${min} ${min === 1 ? 'item' : 'items'} matching contains`;
     const expectedMax = `at most ${max} items matching contains`;
+    const hasMin = minV !== undefined;
     return (data, ctx: EvalContext, ev: Annotations | null) => {
       const a = data as Json[];
       let n = 0;
@@ -238,14 +244,17 @@ export const containsKeyword: KeywordDefinition = {
         }
       }
       ctx.silent--;
+      const okContains = n >= need;
       const okMin = n >= min;
-      if (ctx.silent === 0) {
-        if (okMin) { ctx.passed++; ctx.total++; } else report(ctx, 'contains', sp, expected, `${n} matching`, `contain ${expected}`);
-      }
-      if (max === Infinity) return okMin;
       const okMax = n <= max;
       if (ctx.silent === 0) {
-        if (okMax) { ctx.passed++; ctx.total++; } else report(ctx, 'maxContains', maxPath, expectedMax, `${n} matching`, `contain ${expectedMax}`);
+        if (okContains) { ctx.passed++; ctx.total++; } else report(ctx, 'contains', sp, expected, `${n} matching`, `contain ${expected}`);
+        if (hasMin) {
+          if (okMin) { ctx.passed++; ctx.total++; } else report(ctx, 'minContains', minPath, expectedMin, `${n} matching`, `contain ${expectedMin}`);
+        }
+        if (max !== Infinity) {
+          if (okMax) { ctx.passed++; ctx.total++; } else report(ctx, 'maxContains', maxPath, expectedMax, `${n} matching`, `contain ${expectedMax}`);
+        }
       }
       return okMin && okMax;
     };

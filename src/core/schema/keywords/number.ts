@@ -33,15 +33,50 @@ export const maximumKeyword = bound('maximum', '<=', (a, b) => a <= b);
 export const exclusiveMinimumKeyword = bound('exclusiveMinimum', '>', (a, b) => a > b);
 export const exclusiveMaximumKeyword = bound('exclusiveMaximum', '<', (a, b) => a < b);
 
-/** Exact for integers; for decimals, tolerant of binary floating-point error (0.0075 is a multiple of 0.0001). */
+/** A finite double as M × 10^E, from its shortest round-trip decimal form (what JSON wrote). */
+export function decimalOf(x: number): { m: bigint; e: number } {
+  const s = String(Math.abs(x));
+  const k = s.indexOf('e');
+  const digits = k < 0 ? s : s.slice(0, k);
+  let e = k < 0 ? 0 : Number(s.slice(k + 1));
+  const dot = digits.indexOf('.');
+  let int = digits;
+  if (dot >= 0) {
+    int = digits.slice(0, dot) + digits.slice(dot + 1);
+    e -= digits.length - dot - 1;
+  }
+  let m = BigInt(int);
+  if (x < 0) m = -m;
+  return { m, e };
+}
+
+const TEN = 10n;
+
+/**
+ * `multipleOf` with no tolerance: whether n / m is an integer, computed on the
+ * decimal values (scaled to integers with BigInt), so 1.000000000001 is not a
+ * multiple of 1 and 9007199254740993-sized multiples beyond 2^53 are judged exactly.
+ */
+export function multipleOfTest(m: number): (n: number) => boolean {
+  const dm = decimalOf(m);
+  const mInt = Number.isSafeInteger(m);
+  return (n) => {
+    // safe integers: the double arithmetic is exact
+    if (mInt && Number.isSafeInteger(n)) return n % m === 0;
+    // a multiple of an integer is an integer
+    if (mInt && !Number.isInteger(n)) return false;
+    if (n === 0) return true;
+    const dn = decimalOf(n);
+    const e = dn.e < dm.e ? dn.e : dm.e;
+    const a = dn.e === e ? dn.m : dn.m * TEN ** BigInt(dn.e - e);
+    const b = dm.e === e ? dm.m : dm.m * TEN ** BigInt(dm.e - e);
+    return a % b === 0n;
+  };
+}
+
+/** One-off form of multipleOfTest. */
 export function isMultipleOf(n: number, m: number): boolean {
-  if (Number.isInteger(n) && Number.isInteger(m)) return n % m === 0;
-  const q = n / m;
-  // n / m overflows for huge n: an integer is still a multiple of 1/k
-  if (!Number.isFinite(q)) return Number.isInteger(n) && Number.isInteger(1 / m);
-  if (Number.isInteger(q)) return true;
-  const r = Math.round(q);
-  return Math.abs(q - r) <= Math.abs(q) * 1e-12 + 1e-12 && Number.isSafeInteger(r);
+  return multipleOfTest(m)(n);
 }
 
 export const multipleOfKeyword: KeywordDefinition = {
@@ -52,8 +87,9 @@ export const multipleOfKeyword: KeywordDefinition = {
     const m = k.value;
     const sp = k.schemaPath;
     const expected = `multiple of ${m}`;
+    const test = multipleOfTest(m);
     return (data, ctx) => {
-      const ok = isMultipleOf(data as number, m);
+      const ok = test(data as number);
       if (ok) {
         if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
       } else if (ctx.silent === 0) report(ctx, 'multipleOf', sp, expected, String(data), `be a ${expected}`);

@@ -31,6 +31,7 @@ export const typeKeyword: KeywordDefinition = {
   group: 'any',
   compile(k) {
     const list = Array.isArray(k.value) ? k.value : [k.value];
+    if (list.length === 0) return k.invalid('type must name at least one type');
     for (const t of list) if (typeof t !== 'string' || !TYPES.has(t)) return k.invalid(`unknown type ${JSON.stringify(t)}`);
     const names = list as string[];
     const sp = k.schemaPath;
