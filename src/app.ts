@@ -50,7 +50,10 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
 
   // SQLite: allowance and receipt writes are committed on a worker thread, in groups (one WAL sync for all
   // writes that arrived meanwhile), so disk syncs never stall the event loop.
+  // The HTTP logger exists only once the server does; store faults and payment warnings go to it from then on.
+  const log: { current?: FastifyInstance['log'] } = {};
   const store = await openStore({
+    onFault: (reason, err) => log.current?.error({ err }, `store fault: ${reason}`),
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     schema: config.databaseSchema,
@@ -84,8 +87,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       listCap: config.listCap,
     });
 
-    // The HTTP logger exists only once the server does; payment warnings go to it from then on.
-    const paymentLog: { current?: FastifyInstance['log'] } = {};
+    const paymentLog = log;
     // Imported only when payments are on: the x402 client stack is slow to load and large in memory.
     const payments = config.payments.enabled
       ? (await import('./payments/index.js')).createPayments({
@@ -114,8 +116,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         } catch {
           signingKey = false;
         }
-        const database = await store.health().catch(() => false);
-        return { database, signingKey };
+        const databaseProblem = await store.readiness();
+        return { database: databaseProblem === null, signingKey, databaseProblem: databaseProblem ?? undefined };
       },
     });
 

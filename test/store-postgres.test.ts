@@ -56,7 +56,7 @@ describe.skipIf(!available)('postgres', () => {
       const s = await openStore({ databaseUrl: URL.replace('postgresql://', 'postgres://'), dataDir: '/nonexistent-not-used', schema });
       try {
         expect(await s.health()).toBe(true);
-        expect((s as PostgresStore).schema).toBe(schema);
+        expect((s as unknown as PostgresStore).schema).toBe(schema);
       } finally {
         await s.close();
       }

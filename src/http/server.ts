@@ -43,6 +43,12 @@ import {
 export interface Readiness {
   database: boolean;
   signingKey: boolean;
+  /** Why the database is not ready (e.g. `disk full`), named in the 503. */
+  databaseProblem?: string;
+  /** Why no signing key is usable. */
+  signingKeyProblem?: string;
+  /** Serving, but something needs the operator (e.g. key files missing while the loaded key still signs). */
+  warnings?: string[];
 }
 
 export interface HttpServerOptions {
@@ -345,10 +351,26 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
       ready = { database: false, signingKey: false };
     }
     if (closing || !ready.database || !ready.signingKey) {
-      const why = closing ? 'shutting down' : [!ready.database && 'database unreachable', !ready.signingKey && 'no signing key'].filter(Boolean).join(', ');
-      return sendError(reply, errorBody('unavailable', { message: `Not ready: ${why}.` }));
+      // Each component that is not ready is named, with the reason, in fields[] (and in the message).
+      const fields = closing
+        ? [{ field: 'service', problem: 'shutting down', fix: 'send requests to another instance' }]
+        : [
+            ...(ready.database ? [] : [{ field: 'database', problem: ready.databaseProblem ?? 'unreachable', fix: 'restore the database (reachable, writable, with free space)' }]),
+            ...(ready.signingKey ? [] : [{ field: 'signing_key', problem: ready.signingKeyProblem ?? 'no usable signing key', fix: 'restore the signing keys (see docs/operations.md)' }]),
+          ];
+      const why = fields.map((f) => `${f.field}: ${f.problem}`).join('; ');
+      return sendError(reply, errorBody('unavailable', { message: `Not ready: ${why}.`, fields }));
     }
-    return reply.type(JSON_TYPE).send(JSON.stringify({ status: 'ok', database: 'ok', signing_key: 'ok', version: options.version }));
+    const warnings = ready.warnings ?? [];
+    return reply.type(JSON_TYPE).send(
+      JSON.stringify({
+        status: warnings.length > 0 ? 'degraded' : 'ok',
+        database: 'ok',
+        signing_key: 'ok',
+        ...(warnings.length > 0 ? { warnings } : {}),
+        version: options.version,
+      }),
+    );
   });
   app.get('/metrics', hidden, async (_req, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
 

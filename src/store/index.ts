@@ -8,12 +8,15 @@ import { join } from 'node:path';
 import { createPostgresStore } from './postgres.js';
 import { createSqliteStore } from './sqlite.js';
 import { createSqliteOffloadStore } from './sqlite-offload.js';
+import { guardStore, type GuardedStore } from './guard.js';
 import type { Store } from './store.js';
 
 export type { AllowanceState, HistoryEntry, PaymentEvent, PaymentEventKind, PaymentKey, ReceiptRecord, ReputationPage, Store } from './store.js';
 export { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from './postgres.js';
 export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './sqlite.js';
 export { createSqliteOffloadStore, type SqliteOffloadStoreOptions } from './sqlite-offload.js';
+export { guardStore, type GuardedStore, type StoreGuardOptions } from './guard.js';
+export { StoreFaultError, storeFaultReason, storeUnavailableError } from './faults.js';
 
 export interface OpenStoreOptions {
   /** A PostgreSQL URL; null/undefined/empty selects SQLite. */
@@ -34,22 +37,28 @@ export interface OpenStoreOptions {
   writer?: 'main' | 'worker';
   /** PostgreSQL schema (default `public`). */
   schema?: string;
+  /** Told about every store fault (database unreachable, disk full, …), e.g. to log it. */
+  onFault?: (reason: string, err: unknown) => void;
 }
 
 export function isPostgresUrl(url: string | null | undefined): url is string {
   return typeof url === 'string' && /^postgres(ql)?:\/\//i.test(url);
 }
 
-/** Opens and migrates the configured store. */
-export async function openStore(options: OpenStoreOptions): Promise<Store> {
+/**
+ * Opens and migrates the configured store, guarded: its faults are 503 `unavailable`
+ * and show in readiness (see guard.ts).
+ */
+export async function openStore(options: OpenStoreOptions): Promise<Store & GuardedStore> {
+  const guard = { onFault: options.onFault };
   if (isPostgresUrl(options.databaseUrl)) {
-    return createPostgresStore({ connectionString: options.databaseUrl, poolSize: options.poolSize, schema: options.schema });
+    return guardStore(await createPostgresStore({ connectionString: options.databaseUrl, poolSize: options.poolSize, schema: options.schema }), guard);
   }
   if (options.databaseUrl) {
     throw new TypeError('database URL must start with postgres:// or postgresql:// (leave it unset for the embedded SQLite store)');
   }
   mkdirSync(options.dataDir, { recursive: true });
   const file = join(options.dataDir, 'verifier.db');
-  if (options.writer === 'worker') return createSqliteOffloadStore({ file, synchronous: options.synchronous });
-  return createSqliteStore({ file, groupCommit: options.groupCommit, synchronous: options.synchronous });
+  if (options.writer === 'worker') return guardStore(createSqliteOffloadStore({ file, synchronous: options.synchronous }), guard);
+  return guardStore(createSqliteStore({ file, groupCommit: options.groupCommit, synchronous: options.synchronous }), guard);
 }

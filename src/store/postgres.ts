@@ -21,6 +21,7 @@ import {
   type EventRow,
   type HistoryRow,
 } from './common.js';
+import { storeFaultReason } from './faults.js';
 import { POSTGRES_MIGRATIONS, type PgMigration } from './migrations/postgres.js';
 import type { AllowanceState, PaymentEvent, PaymentKey, ReceiptRecord, ReputationPage, Store } from './store.js';
 
@@ -34,13 +35,21 @@ interface PgQueryable {
 }
 interface PgPoolClient extends PgQueryable {
   release(err?: Error | boolean): void;
+  on(event: 'error', listener: (err: Error) => void): void;
+  removeListener(event: 'error', listener: (err: Error) => void): void;
 }
 interface PgPool extends PgQueryable {
   connect(): Promise<PgPoolClient>;
   end(): Promise<void>;
   on(event: 'error', listener: (err: Error) => void): void;
 }
-type PgPoolConstructor = new (config: { connectionString: string; max?: number; application_name?: string }) => PgPool;
+type PgPoolConstructor = new (config: {
+  connectionString: string;
+  max?: number;
+  application_name?: string;
+  connectionTimeoutMillis?: number;
+  keepAlive?: boolean;
+}) => PgPool;
 
 export interface PostgresStoreOptions {
   /** postgres:// or postgresql:// URL. */
@@ -51,6 +60,8 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** Errors of idle pooled connections (e.g. the server restarted); the next query reconnects. */
   onIdleError?: (err: Error) => void;
+  /** How long a query waits for a connection before failing as unavailable (default 5000 ms). */
+  connectTimeoutMs?: number;
 }
 
 export interface PostgresStore extends Store {
@@ -70,7 +81,14 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   if (!SCHEMA_RE.test(schema)) throw new TypeError(`schema must match ${SCHEMA_RE}, got ${JSON.stringify(schema)}`);
   const q = `"${schema}"`;
   const pg = require('pg') as { Pool: PgPoolConstructor };
-  const pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10, application_name: 'agent-output-verifier' });
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.poolSize ?? 10,
+    application_name: 'agent-output-verifier',
+    // During an outage a request fails (503) after this long instead of queueing forever.
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+    keepAlive: true,
+  });
   // Without a listener an idle connection dropped by the server would crash the process.
   pool.on('error', options.onIdleError ?? (() => {}));
   let closed = false;
@@ -255,6 +273,20 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       }
     },
 
+    async check(): Promise<string | null> {
+      if (closed) return 'store closed';
+      try {
+        // A real commit, synchronously flushed: proves the server can write, not only answer.
+        await withTransaction(pool, async (c) => {
+          await c.query('SET LOCAL synchronous_commit = on');
+          await c.query(`UPDATE ${q}.schema_migrations SET name = name WHERE version = (SELECT min(version) FROM ${q}.schema_migrations)`);
+        });
+        return null;
+      } catch (err) {
+        return storeFaultReason(err) ?? 'database cannot commit';
+      }
+    },
+
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
@@ -275,19 +307,32 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
 async function withTransaction<T>(pool: PgPool, fn: (c: PgPoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
   const c = await pool.connect();
+  // A checked-out client has no pool listener: without this one, a connection cut between two
+  // statements is an unhandled 'error' event and the process exits. The statement in progress
+  // (or the next one) fails instead, and the broken connection is destroyed below.
+  let broken: Error | null = null;
+  const onError = (err: Error) => {
+    broken = err;
+  };
+  c.on('error', onError);
+  const release = (destroy: boolean) => {
+    c.removeListener('error', onError);
+    c.release(destroy || broken !== null);
+  };
   try {
     await c.query(begin);
     const out = await fn(c);
     await c.query('COMMIT');
-    c.release();
+    release(false);
     return out;
   } catch (err) {
     // A failed ROLLBACK means the connection is unusable: destroy it rather than return it to the pool.
     try {
+      if (broken) throw broken;
       await c.query('ROLLBACK');
-      c.release();
+      release(false);
     } catch {
-      c.release(true);
+      release(true);
     }
     throw err;
   }

@@ -244,6 +244,7 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
       assertDay(day);
       assertLimit(limit);
       if (limit === 0) return base.peekAllowance(clientKey, day, limit);
+      base.assertFile();
       const r = await call<{ allowed: boolean; used: number }>({ op: 'consume', clientKey, day, limit });
       return allowanceState(r.allowed, limit, r.used);
     },
@@ -254,11 +255,20 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
     },
 
     async saveReceipt(record: ReceiptRecord): Promise<void> {
+      base.assertFile();
       await call({ op: 'save', args: receiptValues(record) });
+      // Committed into a file that is still the database: otherwise the receipt is not acknowledged.
+      base.assertFile();
     },
 
     async health(): Promise<boolean> {
       return failure === null && closing === null && (await base.health());
+    },
+
+    async check(): Promise<string | null> {
+      if (failure) return 'store writer stopped';
+      if (closing) return 'store closed';
+      return base.check!();
     },
 
     close(): Promise<void> {

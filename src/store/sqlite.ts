@@ -7,7 +7,7 @@
  * per committed insert (≈ 3.6–4.8k/s from one writer) against 0.05–0.08 ms with
  * NORMAL — about 4× slower, still small next to the rest of a verification.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statfsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import {
@@ -26,6 +26,7 @@ import {
   type HistoryRow,
 } from './common.js';
 import { SQLITE_MIGRATIONS, type Migration } from './migrations/sqlite.js';
+import { StoreFaultError } from './faults.js';
 import type { AllowanceState, PaymentEvent, PaymentKey, ReceiptRecord, ReputationPage, Store } from './store.js';
 
 /** The part of the better-sqlite3 API this store uses (the package ships no types). */
@@ -66,7 +67,16 @@ export interface SqliteStoreOptions {
 export interface SqliteStore extends Store {
   /** Applied migration versions, ascending (for operators and tests). */
   appliedMigrations(): Promise<number[]>;
+  /**
+   * Throws a StoreFaultError when the database file is no longer the one this
+   * store opened (removed or replaced): SQLite would keep writing into the
+   * unlinked file and every commit would be lost at the next start.
+   */
+  assertFile(): void;
 }
+
+/** Below this much free space in the database's file system, readiness reports `disk full`. */
+export const SQLITE_MIN_FREE_BYTES = 1024 * 1024;
 
 const require = createRequire(import.meta.url);
 
@@ -84,6 +94,14 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   runMigrations(db, SQLITE_MIGRATIONS);
   const s = prepareStatements(db);
   let closed = false;
+
+  const identity = options.file === ':memory:' ? null : statSync(options.file);
+  function assertFile(): void {
+    if (!identity) return;
+    const now = statSync(options.file, { throwIfNoEntry: false });
+    if (!now) throw new StoreFaultError('database file removed');
+    if (now.ino !== identity.ino || now.dev !== identity.dev) throw new StoreFaultError('database file replaced');
+  }
 
   const nowIso = () => new Date().toISOString();
 
@@ -169,8 +187,11 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
 
     async saveReceipt(record: ReceiptRecord): Promise<void> {
       const values = receiptValues(record);
+      assertFile();
       // Autocommit (or the group's commit): resolves after the commit (and, with FULL, the fsync).
       await write(() => s.insertReceipt.run(...values));
+      // Committed into a file that is still the database: otherwise the receipt is not acknowledged.
+      assertFile();
     },
 
     async getReceipt(verificationId: string): Promise<string | null> {
@@ -227,11 +248,33 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     async health(): Promise<boolean> {
       if (closed) return false;
       try {
+        assertFile();
         return (s.ping.get() as { ok: number }).ok === 1;
       } catch {
         return false;
       }
     },
+
+    async check(): Promise<string | null> {
+      if (closed) return 'store closed';
+      try {
+        assertFile();
+        if (identity) {
+          // A commit can still succeed on a full disk (SQLite reuses WAL space), so look at the space itself.
+          const fs = statfsSync(options.file);
+          if (fs.bavail * fs.bsize < SQLITE_MIN_FREE_BYTES) return 'disk full';
+        }
+        // A real commit: rewrites one row with its own value.
+        s.probe.run();
+        return null;
+      } catch (err) {
+        if (err instanceof StoreFaultError) return err.reason;
+        const code = (err as { code?: unknown }).code;
+        return typeof code === 'string' && code.startsWith('SQLITE_FULL') ? 'disk full' : `cannot commit (${typeof code === 'string' ? code : 'error'})`;
+      }
+    },
+
+    assertFile,
 
     async close(): Promise<void> {
       if (closed) return;
@@ -289,6 +332,7 @@ function prepareStatements(db: SqliteDatabase) {
     events: db.prepare('SELECT * FROM payment_events ORDER BY id ASC'),
     eventsFor: db.prepare('SELECT * FROM payment_events WHERE verification_id = ? ORDER BY id ASC'),
     ping: db.prepare('SELECT 1 AS ok'),
+    probe: db.prepare('UPDATE schema_migrations SET name = name WHERE version = (SELECT min(version) FROM schema_migrations)'),
   };
 }
 

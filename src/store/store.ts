@@ -107,5 +107,11 @@ export interface Store {
 
   /** True when the database answers. */
   health(): Promise<boolean>;
+  /**
+   * Readiness: null when the store can commit right now (a small write is committed
+   * to prove it), else the reason (`disk full`, `database unreachable`, …). Optional:
+   * without it, readiness falls back to health().
+   */
+  check?(): Promise<string | null>;
   close(): Promise<void>;
 }

@@ -1,0 +1,138 @@
+/**
+ * @module Wraps any store so that its faults fail closed and tell the truth:
+ * a fault (database unreachable, disk full, file gone…) becomes a retryable
+ * 503 `unavailable` instead of a 500; the last fault is remembered so that
+ * readiness reports it until the store commits again; and an allowance refund
+ * that could not reach the database is retried in the background until it does,
+ * so an error is never charged, also when the error was the database going away.
+ */
+import { isApiError } from '../errors.js';
+import { storeFaultReason, storeUnavailableError } from './faults.js';
+import type { Store } from './store.js';
+
+export interface StoreGuardOptions {
+  /** Called on every fault (for logging); never throws into the caller. */
+  onFault?: (reason: string, err: unknown) => void;
+  /** How often queued refunds are retried (default 1000 ms). */
+  refundRetryMs?: number;
+  /** Most refunds kept waiting for the database (default 100,000); beyond that the oldest are dropped. */
+  maxQueuedRefunds?: number;
+}
+
+export interface GuardedStore {
+  /** Null when the store can commit now, else the reason (e.g. `disk full`). Never throws. */
+  readiness(): Promise<string | null>;
+  /** Refunds waiting for the database to come back. */
+  queuedRefunds(): number;
+}
+
+/** Methods whose success proves the store commits again. */
+const WRITES = new Set(['saveReceipt', 'consumeAllowance', 'refundAllowance', 'reservePayment', 'recordPaymentEvent']);
+/** Left alone: lifecycle and the guard's own readiness probe. */
+const UNGUARDED = new Set(['close', 'health', 'check', 'then']);
+
+export function guardStore<S extends Store>(inner: S, options: StoreGuardOptions = {}): S & GuardedStore {
+  let lastFault: { at: number; reason: string } | null = null;
+  let lastWriteOk = 0;
+  let seq = 0;
+  const refunds: Array<[string, string]> = [];
+  const maxRefunds = options.maxQueuedRefunds ?? 100_000;
+  let retryTimer: NodeJS.Timeout | null = null;
+  let closed = false;
+
+  const fault = (err: unknown): never => {
+    const reason = storeFaultReason(err);
+    if (reason === null || isApiError(err)) throw err;
+    lastFault = { at: ++seq, reason };
+    try {
+      options.onFault?.(reason, err);
+    } catch {
+      // A logging failure must not replace the caller's error.
+    }
+    throw storeUnavailableError(reason);
+  };
+
+  const scheduleRefunds = () => {
+    if (retryTimer || closed || refunds.length === 0) return;
+    retryTimer = setTimeout(() => void drainRefunds(), options.refundRetryMs ?? 1000);
+    retryTimer.unref();
+  };
+
+  async function drainRefunds(): Promise<void> {
+    retryTimer = null;
+    while (refunds.length > 0 && !closed) {
+      const [clientKey, day] = refunds[0]!;
+      try {
+        await inner.refundAllowance(clientKey, day);
+      } catch (err) {
+        if (storeFaultReason(err) !== null) break;
+        // Not a fault (a bug or a closed store): retrying cannot help.
+      }
+      refunds.shift();
+    }
+    scheduleRefunds();
+  }
+
+  const extra: GuardedStore = {
+    async readiness() {
+      if (closed) return 'store closed';
+      try {
+        const own = typeof inner.check === 'function' ? await inner.check() : (await inner.health()) ? null : 'database unreachable';
+        if (own !== null) return own;
+        // inner.check() commits a probe: the store writes again.
+        if (typeof inner.check === 'function') {
+          lastWriteOk = ++seq;
+          return null;
+        }
+      } catch (err) {
+        return storeFaultReason(err) ?? 'database check failed';
+      }
+      return lastFault && lastFault.at > lastWriteOk ? lastFault.reason : null;
+    },
+    queuedRefunds: () => refunds.length,
+  };
+
+  return new Proxy(inner, {
+    get(target, prop, receiver) {
+      if (prop === 'readiness' || prop === 'queuedRefunds') return extra[prop];
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof value !== 'function' || typeof prop !== 'string' || UNGUARDED.has(prop)) {
+        if (prop === 'close' && typeof value === 'function') {
+          return (...args: unknown[]) => {
+            closed = true;
+            if (retryTimer) clearTimeout(retryTimer);
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return value;
+      }
+      const fn = value as (...a: unknown[]) => unknown;
+      return (...args: unknown[]) => {
+        let out: unknown;
+        try {
+          out = fn.apply(target, args);
+        } catch (err) {
+          fault(err);
+        }
+        if (!(out instanceof Promise)) return out;
+        return out.then(
+          (v) => {
+            if (WRITES.has(prop)) lastWriteOk = ++seq;
+            return v;
+          },
+          (err: unknown) => {
+            if (prop === 'refundAllowance' && storeFaultReason(err) !== null && !isApiError(err)) {
+              // Given back once the database is back: the caller's error is never charged.
+              if (refunds.length >= maxRefunds) refunds.shift();
+              refunds.push([args[0] as string, args[1] as string]);
+              scheduleRefunds();
+              lastFault = { at: ++seq, reason: storeFaultReason(err)! };
+              return undefined;
+            }
+            return fault(err);
+          },
+        );
+      };
+    },
+  }) as S & GuardedStore;
+}
