@@ -108,11 +108,14 @@ export function guardStore<S extends Store>(inner: S, options: StoreGuardOptions
       }
       const fn = value as (...a: unknown[]) => unknown;
       return (...args: unknown[]) => {
+        // Closed (shutting down): unavailable, like every other way the store can be away.
+        if (closed) return Promise.reject(storeUnavailableError('store closed'));
         let out: unknown;
         try {
           out = fn.apply(target, args);
         } catch (err) {
-          fault(err);
+          // Every store method is async: a synchronous throw is answered as a rejection too.
+          return Promise.reject(err).catch(fault);
         }
         if (!(out instanceof Promise)) return out;
         return out.then(
