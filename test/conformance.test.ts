@@ -8,15 +8,18 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DRAFTS, runConformance, suiteDir, totals, type GroupResult } from '../scripts/conformance-lib.js';
+import { skipUnlessAvailable } from './requirements.js';
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dir = suiteDir(projectRoot);
 const present = existsSync(dir);
+// Missing locally: the suite below shows as skipped with this reason; under REQUIRE_CONFORMANCE=1 the file fails.
+const skip = skipUnlessAvailable(present, 'REQUIRE_CONFORMANCE', `JSON-Schema-Test-Suite not found at ${dir}`);
 
 /** optional/format passes recorded when formats were completed; raise, never lower. */
 const FORMAT_FLOOR: Record<string, number> = { 'draft2020-12': 764, 'draft2019-09': 757, draft7: 676 };
 
-describe.skipIf(!present)('JSON-Schema-Test-Suite', () => {
+describe.skipIf(skip)(`JSON-Schema-Test-Suite${skip ? ` (not found at ${dir})` : ''}`, () => {
   let results: GroupResult[] = [];
   it('runs', () => {
     results = runConformance(dir);
@@ -32,10 +35,4 @@ describe.skipIf(!present)('JSON-Schema-Test-Suite', () => {
       expect(totals(results, draft.name, 'format').passed).toBeGreaterThanOrEqual(FORMAT_FLOOR[draft.name]);
     });
   }
-});
-
-describe.skipIf(present)('JSON-Schema-Test-Suite (absent)', () => {
-  it(`skipped: suite not found at ${dir}`, () => {
-    expect(present).toBe(false);
-  });
 });

@@ -1,9 +1,13 @@
 /**
  * @module The PostgreSQL every PostgreSQL test uses (127.0.0.1:5432 db `test`,
  * trust auth), a throwaway schema per test file, and the reachability probe that
- * decides whether those tests run or are skipped with a message.
+ * decides whether those tests run. The probe is a plain `pg` connection running
+ * `SELECT 1`, never the production store: a bug in the store or its migrations
+ * must fail the tests, not make them skip. Under REQUIRE_POSTGRES=1 (CI) an
+ * unreachable server fails the test file instead of skipping it.
  */
-import { createPostgresStore } from '../src/store/postgres.js';
+import pg from 'pg';
+import { skipUnlessAvailable } from './requirements.js';
 
 export const POSTGRES_URL = 'postgresql://postgres@127.0.0.1:5432/test';
 
@@ -17,33 +21,39 @@ export interface PostgresTestTarget {
   dropSchema(): Promise<void>;
 }
 
-/** Probe PostgreSQL once for a test file; warns under `label` when it is not reachable. */
+/** Probe PostgreSQL once for a test file; skips visibly, or fails under REQUIRE_POSTGRES=1, when it is not reachable. */
 export async function postgresTestTarget(label: string, schemaPrefix: string): Promise<PostgresTestTarget> {
   const schema = `${schemaPrefix}_${process.pid}_${Date.now().toString(36)}`;
-  const available = await reachable(`${schema}_probe`);
-  if (!available) console.warn(`${label} tests skipped: PostgreSQL not reachable at ${POSTGRES_URL}`);
+  const probe = await reachable();
+  skipUnlessAvailable(probe === true, 'REQUIRE_POSTGRES', `${label}: PostgreSQL not reachable at ${POSTGRES_URL} (${String(probe)})`);
   return {
     url: POSTGRES_URL,
     schema,
-    available,
+    available: probe === true,
     async dropSchema() {
-      const s = await createPostgresStore({ connectionString: POSTGRES_URL, schema, poolSize: 1 });
-      try {
-        await s.dropSchema();
-      } finally {
-        await s.close();
-      }
+      await withClient(async (c) => {
+        await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      });
     },
   };
 }
 
-async function reachable(probeSchema: string): Promise<boolean> {
+async function withClient<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 5000 });
+  await client.connect();
   try {
-    const probe = await createPostgresStore({ connectionString: POSTGRES_URL, schema: probeSchema, poolSize: 1 });
-    await probe.dropSchema();
-    await probe.close();
-    return true;
-  } catch {
-    return false;
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** True, or the connection error's message (shown in the skip or failure). */
+async function reachable(): Promise<true | string> {
+  try {
+    const r = await withClient((c) => c.query<{ one: number }>('SELECT 1 AS one'));
+    return r.rows[0]?.one === 1 ? true : 'SELECT 1 returned no row';
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
   }
 }
