@@ -1,7 +1,8 @@
 /**
  * @module The free allowance over real sockets: exact under 200 concurrent
  * requests, durable across a restart on the same data directory, not consumed
- * by invalid requests, keyed by X-Forwarded-For only behind a trusted proxy.
+ * by invalid requests, refunded when the work fails with an uncoded 5xx, keyed by
+ * X-Forwarded-For only behind a trusted proxy.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { postJson, startApp, tempDir } from './http-helpers.js';
@@ -91,5 +92,38 @@ describe('HTTP: free allowance', () => {
     const b = await postJson(srv.base, '/verify/schema', request, { 'x-forwarded-for': '198.51.100.2' });
     const c = await postJson(srv.base, '/verify/schema', request, { 'x-forwarded-for': '198.51.100.3' });
     expect([a.status, b.status, c.status]).toEqual([200, 200, 429]);
+  });
+
+  it('an uncoded 5xx (the receipt write throws) answers 500 and gives the allowance unit back', async () => {
+    const tmp = tempDir();
+    cleanups.push(tmp.cleanup);
+    const srv = await startApp(tmp.dir, { FREE_ALLOWANCE_PER_DAY: '3' });
+    cleanups.push(() => srv.close());
+    const first = await postJson(srv.base, '/verify/schema', request);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('free-allowance-remaining')).toBe('2');
+
+    // The service holds this same store object: a disk or database failure while storing the receipt.
+    const store = srv.handle.store;
+    const saveReceipt = store.saveReceipt.bind(store);
+    let failedWrites = 0;
+    store.saveReceipt = async () => {
+      failedWrites++;
+      throw new Error('disk full');
+    };
+    const failed = await postJson(srv.base, '/verify/schema', request);
+    const body = (await failed.json()) as Record<string, unknown>;
+    expect(failedWrites).toBe(1);
+    expect(failed.status).toBe(500);
+    expect(body.code).toBe('internal_error');
+    expect(body.charged).toBe(false);
+    expect(JSON.stringify(body)).not.toContain('disk full');
+    // The unit taken for this request is back, and the reply says so.
+    expect(failed.headers.get('free-allowance-remaining')).toBe('2');
+
+    store.saveReceipt = saveReceipt;
+    const next = await postJson(srv.base, '/verify/schema', request);
+    expect(next.status).toBe(200);
+    expect(next.headers.get('free-allowance-remaining')).toBe('1');
   });
 });
