@@ -72,17 +72,46 @@ export async function spawnServer(dataDir: string, env: Record<string, string> =
     proc.on('exit', (code, signal) => resolve({ code, signal })),
   );
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`server exited early: ${err}`);
-    if (out.includes('listening on')) break;
-    if (Date.now() > deadline) {
-      proc.kill('SIGKILL');
-      throw new Error(`server did not start: ${err}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
+  const child: Child = { proc, base, stdout: () => out, stderr: () => err, exited };
+  try {
+    await waitForOutput(child, 'listening on', 30_000);
+  } catch (e) {
+    proc.kill('SIGKILL');
+    throw new Error(`server did not start: ${(e as Error).message}: ${err}`);
   }
-  return { proc, base, stdout: () => out, stderr: () => err, exited };
+  return child;
+}
+
+/**
+ * Resolve once the child's stdout contains `text` (counting output already
+ * received), on the output event itself rather than by polling; reject when the
+ * process exits first or `timeoutMs` passes.
+ */
+export function waitForOutput(child: Child, text: string, timeoutMs = 30_000): Promise<void> {
+  if (child.stdout().includes(text)) return Promise.resolve();
+  return new Promise<void>((resolve, reject) => {
+    const onData = () => {
+      if (!child.stdout().includes(text)) return;
+      done();
+      resolve();
+    };
+    const onExit = () => {
+      done();
+      reject(new Error(`process exited before printing ${JSON.stringify(text)}`));
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error(`no ${JSON.stringify(text)} on stdout within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const done = () => {
+      clearTimeout(timer);
+      child.proc.stdout?.off('data', onData);
+      child.proc.off('exit', onExit);
+    };
+    // Registered after spawnServer's own listener, so the accumulated output already holds this chunk.
+    child.proc.stdout?.on('data', onData);
+    child.proc.once('exit', onExit);
+  });
 }
 
 export function postJson(base: string, route: string, body: string, headers: Record<string, string> = {}): Promise<Response> {

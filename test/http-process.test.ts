@@ -5,7 +5,7 @@
  */
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { postJson, spawnServer, tempDir } from './http-helpers.js';
+import { postJson, spawnServer, tempDir, waitForOutput } from './http-helpers.js';
 import type { Child } from './http-helpers.js';
 
 const schema = { type: 'object', required: ['n'], properties: { n: { type: 'integer', minimum: 0 } } };
@@ -26,27 +26,36 @@ describe('HTTP: the server process', () => {
     children.push(first);
 
     const received: Array<{ id: string; text: string }> = [];
+    let inFlight = 0;
     let failures = 0;
-    let stop = false;
+    let enough!: () => void;
+    const loaded = new Promise<void>((r) => (enough = r));
+    // Each worker keeps one request in flight until the server is gone: its last request fails however
+    // quickly the kill lands, so the kill is observed by every worker rather than by chance.
     const worker = async (w: number) => {
-      for (let i = 0; !stop; i++) {
+      for (let i = 0; ; i++) {
+        inFlight++;
         try {
           const res = await postJson(first.base, '/verify/schema', body(w * 100000 + i));
           const text = await res.text();
           if (res.status === 200) received.push({ id: JSON.parse(text).verification_id, text });
+          if (received.length >= 60) enough();
         } catch {
           failures++;
-          return; // connection refused/reset once the process is gone
+          return; // connection reset (in flight at the kill) or refused (after it)
+        } finally {
+          inFlight--;
         }
       }
     };
     const workers = Array.from({ length: 16 }, (_, w) => worker(w));
-    while (received.length < 60) await new Promise((r) => setTimeout(r, 10));
+    await loaded;
+    const inFlightAtKill = inFlight;
     first.proc.kill('SIGKILL');
-    stop = true;
     await Promise.all(workers);
     expect((await first.exited).signal).toBe('SIGKILL');
-    expect(failures).toBeGreaterThan(0); // the kill really happened mid-load
+    expect(inFlightAtKill).toBe(16); // the kill landed under load: every worker had a request open
+    expect(failures).toBe(16);
 
     const second = await spawnServer(tmp.dir);
     children.push(second);
@@ -64,7 +73,8 @@ describe('HTTP: the server process', () => {
   it('SIGTERM with a request in flight: the request completes, exit code 0', async () => {
     const tmp = tempDir();
     dirs.push(tmp.cleanup);
-    const child = await spawnServer(tmp.dir);
+    // At info level the server logs each request as it starts and its own shutdown: the events waited on below.
+    const child = await spawnServer(tmp.dir, { LOG_LEVEL: 'info' });
     children.push(child);
     const url = new URL(child.base);
     const payload = Buffer.from(body(1), 'utf8');
@@ -79,12 +89,13 @@ describe('HTTP: the server process', () => {
       `POST /verify/schema HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: ${payload.length}\r\nConnection: close\r\n\r\n`,
     );
     socket.write(payload.subarray(0, half));
-    await new Promise((r) => setTimeout(r, 200));
+    // The server has parsed the headers and started the request; its body is still half sent.
+    await waitForOutput(child, '"incoming request"');
 
     child.proc.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
-    // The server is shutting down: new connections are refused.
-    await expect(fetch(`${child.base}/health`)).rejects.toThrow();
+    await waitForOutput(child, 'shutting down');
+    // The server is shutting down: new requests are refused (503 until the listener is closed, then no connection).
+    await refusesNewConnections(child.base);
     expect(child.proc.exitCode).toBeNull();
 
     socket.write(payload.subarray(half));
@@ -96,3 +107,17 @@ describe('HTTP: the server process', () => {
     expect(exit).toEqual({ code: 0, signal: null });
   });
 });
+
+/** Resolves once a new connection to `base` is refused; any answer before that must be a 503. */
+async function refusesNewConnections(base: string): Promise<void> {
+  for (;;) {
+    let res: Response;
+    try {
+      res = await fetch(`${base}/health`, { headers: { connection: 'close' } });
+    } catch {
+      return;
+    }
+    expect(res.status).toBe(503);
+    await res.arrayBuffer();
+  }
+}

@@ -1,16 +1,14 @@
 /** @module The Store contract against the embedded SQLite store (a real file in a temp dir, real child processes). */
-import { execFile, spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/store/index.js';
 import { createSqliteStore } from '../src/store/sqlite.js';
 import { defineStoreContract } from './store-contract.js';
 
-const run = promisify(execFile);
 const here = fileURLToPath(new URL('.', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'aov-store-'));
 const file = join(dir, 'nested', 'verifier.db');
@@ -18,31 +16,67 @@ const worker = resolve(here, 'store-sqlite-worker.ts');
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+interface Timed {
+  startedAt: number;
+  finishedAt: number;
+}
+
+/**
+ * Run `count` worker processes that start their work together: each loads, says
+ * `ready` and blocks; once all are ready they get the start line at once. Fails
+ * unless the workers' work really overlapped in time (the latest start came
+ * before the earliest finish), so a race test can never pass by running its
+ * workers one after another.
+ */
+async function raceWorkers<T>(count: number, args: string[]): Promise<Array<T & Timed>> {
+  const children: ChildProcess[] = [];
+  try {
+    const runs = Array.from({ length: count }, () => {
+      const child = spawn(process.execPath, ['--import', 'tsx', worker, ...args], { cwd: resolve(here, '..'), stdio: ['pipe', 'pipe', 'inherit'] });
+      children.push(child);
+      let out = '';
+      let markReady!: () => void;
+      const ready = new Promise<void>((r) => (markReady = r));
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString('utf8');
+        if (out.startsWith('ready\n')) markReady();
+      });
+      const result = new Promise<T & Timed>((done, fail) => {
+        child.once('error', fail);
+        child.once('close', (code) => {
+          if (code !== 0) return fail(new Error(`worker exited with ${code}: ${out}`));
+          done(JSON.parse(out.slice('ready\n'.length).trim()) as T & Timed);
+        });
+      });
+      // A worker that dies before saying ready fails the test here rather than hanging it.
+      return { ready: Promise.race([ready, result.then(() => { throw new Error(`worker exited before ready: ${out}`); })]), result };
+    });
+    await Promise.all(runs.map((r) => r.ready));
+    for (const c of children) c.stdin!.write('go\n');
+    const outs = await Promise.all(runs.map((r) => r.result));
+    const latestStart = Math.max(...outs.map((o) => o.startedAt));
+    const earliestFinish = Math.min(...outs.map((o) => o.finishedAt));
+    expect(latestStart, 'the workers ran one after another, not concurrently').toBeLessThan(earliestFinish);
+    return outs;
+  } finally {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  }
+}
+
 defineStoreContract('sqlite', {
   open: async () => createSqliteStore({ file }),
   async consumeFromWorkers({ clientKey, day, limit, workers, attemptsPerWorker }) {
     // Separate OS processes: only SQLite's file locking keeps the count exact here.
-    const startAt = Date.now() + 3000;
-    const outs = await Promise.all(
-      Array.from({ length: workers }, () =>
-        run(process.execPath, ['--import', 'tsx', worker, 'consume', file, clientKey, day, String(limit), String(attemptsPerWorker), String(startAt)], {
-          cwd: resolve(here, '..'),
-          timeout: 60_000,
-        }),
-      ),
-    );
-    return outs.map((o) => (JSON.parse(o.stdout.trim()) as { granted: number }).granted);
+    const outs = await raceWorkers<{ granted: number }>(workers, ['consume', file, clientKey, day, String(limit), String(attemptsPerWorker)]);
+    return outs.map((o) => o.granted);
   },
 });
 
 describe('sqlite specifics', () => {
   it('processes opening a fresh file at the same instant migrate it once', async () => {
     const fresh = join(dir, 'race', 'fresh.db');
-    const startAt = Date.now() + 2500;
-    const outs = await Promise.all(
-      Array.from({ length: 3 }, () => run(process.execPath, ['--import', 'tsx', worker, 'open', fresh, String(startAt)], { cwd: resolve(here, '..'), timeout: 60_000 })),
-    );
-    for (const o of outs) expect(JSON.parse(o.stdout.trim())).toEqual({ versions: [1] });
+    const outs = await raceWorkers<{ versions: number[] }>(3, ['open', fresh]);
+    for (const o of outs) expect(o.versions).toEqual([1]);
     const s = createSqliteStore({ file: fresh });
     expect((await s.peekAllowance('open-race', '2026-01-01', 1000)).used).toBe(3);
     await s.close();
