@@ -6,8 +6,18 @@
  * must fail the tests, not make them skip. Under REQUIRE_POSTGRES=1 (CI) an
  * unreachable server fails the test file instead of skipping it.
  */
-import pg from 'pg';
+import { createRequire } from 'node:module';
 import { skipUnlessAvailable } from './requirements.js';
+
+/** The part of the `pg` client API used here (the package ships no types). */
+interface PgClient {
+  connect(): Promise<void>;
+  query<R>(text: string): Promise<{ rows: R[] }>;
+  end(): Promise<void>;
+}
+const pg = createRequire(import.meta.url)('pg') as {
+  Client: new (config: { connectionString: string; connectionTimeoutMillis?: number }) => PgClient;
+};
 
 export const POSTGRES_URL = 'postgresql://postgres@127.0.0.1:5432/test';
 
@@ -38,7 +48,7 @@ export async function postgresTestTarget(label: string, schemaPrefix: string): P
   };
 }
 
-async function withClient<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+async function withClient<T>(fn: (c: PgClient) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 5000 });
   await client.connect();
   try {
