@@ -104,17 +104,19 @@ describe('engine vs Ajv 2020-12 (generated schemas)', () => {
           expect(r.passed).toBeLessThanOrEqual(r.total);
           expect(r.valid).toBe(r.passed === r.total);
           expect(r.failures.length).toBe(r.total - r.passed);
-          let expected: boolean;
-          try {
-            expected = check(inst);
-          } catch {
-            continue; // Ajv itself crashes on a few annotation combinations (e.g. if + then.additionalProperties)
-          }
-          if (ajvComparable) expect(r.valid).toBe(expected);
+          // The closure path and the generated code must agree on every case, whatever Ajv makes of it.
           expect(reference.evaluate(inst)).toEqual(r);
           const strict = compiled.evaluate(inst, { collectUndeclared: true });
           expect(strict).toEqual(reference.evaluate(inst, { collectUndeclared: true }));
           expect([strict.valid, strict.passed, strict.total]).toEqual([r.valid, r.passed, r.total]);
+          // Ajv itself crashes on a few annotation combinations (e.g. if + then.additionalProperties): no reference verdict.
+          let expected: boolean | null = null;
+          try {
+            expected = check(inst);
+          } catch {
+            expected = null;
+          }
+          if (ajvComparable && expected !== null) expect(r.valid).toBe(expected);
         }
       }),
       { numRuns: 400 },
