@@ -242,7 +242,7 @@ describe('HTTP surface', () => {
     expect(res.headers.get('x-request-id')).toBe('req-1'); // headers set by app hooks survive the hijack
     const body = (await res.json()) as { result: { serverInfo: { name: string }; capabilities: Record<string, unknown> } };
     expect(body.result.serverInfo.name).toBe('agent-output-verifier');
-    expect(body.result.capabilities.tools).toBeDefined();
+    expect(body.result.capabilities).toEqual({ tools: {} });
   });
 
   it('refuses a foreign Host and a foreign Origin with 403 (DNS rebinding)', async () => {

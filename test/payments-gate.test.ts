@@ -45,7 +45,16 @@ describe('payment requirements', () => {
     const pr = await f.gate.paymentRequired('verify', RESOURCE);
     const bazaar = pr.extensions?.bazaar as { info: { input: Record<string, unknown>; output: Record<string, unknown> } };
     expect(bazaar.info.input).toMatchObject({ type: 'http', method: 'POST', bodyType: 'json' });
-    expect(bazaar.info.output).toBeDefined();
+    // The output declaration: an example receipt (shape only; values are placeholders).
+    expect(bazaar.info.output).toEqual({
+      type: 'json',
+      example: expect.objectContaining({
+        summary: { result: 'pass', blocking_checks: [] },
+        result: 'pass',
+        verification_id: '00000000-0000-4000-8000-000000000000',
+        attestation: expect.objectContaining({ algorithm: 'Ed25519' }),
+      }),
+    });
     const mcp = await f.gate.paymentRequired('verify', { url: 'mcp://tool/verify_schema', transport: 'mcp' });
     expect((mcp.extensions?.bazaar as { info: { input: Record<string, unknown> } }).info.input).toMatchObject({ type: 'mcp', toolName: 'verify_schema' });
   });
