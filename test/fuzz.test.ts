@@ -20,11 +20,11 @@ const MARKER = 'zq7marker';
 const OUTPUT_MARKER = 'qx9output';
 
 /** Mark every string value (not the keys: paths name them on purpose) of an output. */
-function markStrings(value: Json): Json {
+function markStrings(value: unknown): Json {
   if (typeof value === 'string') return `${OUTPUT_MARKER}${value}`;
   if (Array.isArray(value)) return value.map(markStrings);
   if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, markStrings(v)]));
-  return value;
+  return value as Json;
 }
 
 function expectScore(s: Score): void {

@@ -10,6 +10,7 @@
  */
 import * as nodeCrypto from 'node:crypto';
 import type { Bound, Json, ParsedRequest, Rule, VerificationRequest } from '../core/types.js';
+import { DEFAULT_TOLERANCE } from '../core/request-rules.js';
 import { canonicalize, sortKeys } from './jcs.js';
 
 export interface ReceiptHashes {
@@ -39,7 +40,7 @@ function canonicalRule(rule: Rule): string {
     `,"if_present":${rule.if_present === true}` +
     `,"in_field":${canonicalize(rule.in_field ?? null)}` +
     `,"other_field":${canonicalize(rule.other_field ?? null)}` +
-    `,"tolerance":${canonicalize(rule.tolerance ?? 1e-9)}` +
+    `,"tolerance":${canonicalize(rule.tolerance ?? DEFAULT_TOLERANCE)}` +
     `,"type":${canonicalize(rule.type)}` +
     `,"value":${canonicalize(rule.value ?? null)}` +
     `,"values":${canonicalize(rule.values ?? null)}}`

@@ -11,6 +11,7 @@
  * compiles outputSchema with a default Ajv) must be able to compile them as is.
  * Surfaces that can afford more (OpenAPI ids, formats, examples) add it on top.
  */
+import { DEFAULT_TOLERANCE } from '../core/request-rules.js';
 import { RULE_TYPES } from '../core/types.js';
 
 const ID_STRING = { type: 'string', minLength: 1, maxLength: 200 } as const;
@@ -45,7 +46,7 @@ export const RULE_SCHEMA = {
     value: { type: ['number', 'null'], description: 'gte/lte: constant to compare with (xor other_field).' },
     in_field: { type: ['string', 'null'], description: 'exists_in: path of the allowed values (xor values).' },
     values: { type: ['array', 'null'], description: 'exists_in: constant list of allowed values (xor in_field).' },
-    tolerance: { type: 'number', default: 1e-9, description: 'sum_equals: absolute tolerance.' },
+    tolerance: { type: 'number', default: DEFAULT_TOLERANCE, description: 'sum_equals: absolute tolerance.' },
     if_present: { type: 'boolean', default: false, description: 'Pass when field yields no value.' },
   },
   additionalProperties: false,

@@ -5,6 +5,7 @@
  */
 import type { RuleEvaluator, CheckFailure } from './common.js';
 import { formatNumber, missingField, notANumberAt, refLabel, singleNumber } from './common.js';
+import { DEFAULT_TOLERANCE } from '../request-rules.js';
 import { displayPath, locationOf, parsePath, sumPath, visitPath } from '../paths.js';
 
 export const sumEquals: RuleEvaluator = (rule, output) => {
@@ -24,7 +25,7 @@ export const sumEquals: RuleEvaluator = (rule, output) => {
   const total = found.total;
   if (Math.abs(total - ref.value) <= rule.tolerance) return [];
   // Each number is formatted once (shortest round-trip printing is the costly part).
-  const within = rule.tolerance === 1e-9 ? '' : ` within ${formatNumber(rule.tolerance)}`;
+  const within = rule.tolerance === DEFAULT_TOLERANCE ? '' : ` within ${formatNumber(rule.tolerance)}`;
   const expected = `${refLabel(ref)}${within}`;
   const sum = formatNumber(total);
   return [
