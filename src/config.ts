@@ -4,6 +4,7 @@
  * naming the variable (or flag), so the operator knows what to fix before any
  * request is served. `aov serve` flags override the environment.
  */
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parsePaymentConfig } from './payments/config.js';
 import type { PaymentConfig } from './payments/config.js';
@@ -25,7 +26,12 @@ export interface Config {
   /** Public base URL without trailing slash, used in receipts, cards and docs. */
   publicBaseUrl: string;
   freeAllowancePerDay: number;
-  trustProxy: boolean;
+  /**
+   * Which proxies in front of the service are trusted to append to X-Forwarded-For
+   * (Fastify's trustProxy semantics): false (none), a hop count, or addresses/CIDRs.
+   * The client is the right-most address that is not a trusted proxy.
+   */
+  trustProxy: TrustProxy;
   bodyLimitBytes: number;
   maxJsonDepth: number;
   listCap: number;
@@ -37,6 +43,9 @@ export interface Config {
   allowedHosts: string[];
   payments: PaymentConfig;
 }
+
+/** false: X-Forwarded-For is ignored; n: the n nearest hops are proxies; list: these addresses/CIDRs are. */
+export type TrustProxy = false | number | string[];
 
 export class ConfigError extends Error {
   /** The environment variable or flag that is wrong. */
@@ -82,12 +91,26 @@ function intSetting(name: string, raw: string | undefined, def: number, min: num
   return n;
 }
 
-function boolSetting(name: string, raw: string | undefined, def: boolean): boolean {
-  if (raw === undefined || raw.trim() === '') return def;
-  const s = raw.trim().toLowerCase();
-  if (['1', 'true', 'yes', 'on'].includes(s)) return true;
-  if (['0', 'false', 'no', 'off'].includes(s)) return false;
-  throw new ConfigError(name, `must be true or false, got '${raw.trim()}'`);
+/** proxy-addr (Fastify's own dependency) validates addresses and CIDRs exactly as Fastify will use them. */
+const compileTrust = createRequire(import.meta.url)('proxy-addr').compile as (list: string[]) => unknown;
+
+function trustProxySetting(name: string, raw: string | undefined): TrustProxy {
+  const s = (raw ?? '').trim();
+  if (s === '' || /^(0|false|no|off)$/i.test(s)) return false;
+  // A bare "true" trusts only the nearest hop: trusting every hop would let a client pick its own address.
+  if (/^(true|yes|on)$/i.test(s)) return 1;
+  if (/^[0-9]+$/.test(s)) {
+    const n = Number(s);
+    if (!Number.isSafeInteger(n) || n > 100) throw new ConfigError(name, `hop count must be between 0 and 100, got ${s}`);
+    return n === 0 ? false : n;
+  }
+  const list = s.split(',').map((x) => x.trim()).filter(Boolean);
+  try {
+    compileTrust(list);
+  } catch (e) {
+    throw new ConfigError(name, `must be true/false, a hop count, or a comma-separated list of proxy addresses/CIDRs (${e instanceof Error ? e.message : 'invalid'})`);
+  }
+  return list;
 }
 
 function hostOf(url: string): string {
@@ -140,7 +163,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
   }
 
   const freeAllowancePerDay = intSetting(label('FREE_ALLOWANCE_PER_DAY'), get('FREE_ALLOWANCE_PER_DAY'), 1000, 0, 1_000_000_000);
-  const trustProxy = boolSetting(label('TRUST_PROXY'), get('TRUST_PROXY'), false);
+  const trustProxy = trustProxySetting(label('TRUST_PROXY'), get('TRUST_PROXY'));
   const bodyLimitBytes = intSetting('BODY_LIMIT_BYTES', get('BODY_LIMIT_BYTES'), 1024 * 1024, 1024, 100 * 1024 * 1024);
   const maxJsonDepth = intSetting('MAX_JSON_DEPTH', get('MAX_JSON_DEPTH'), 64, 2, 10_000);
   // LIST_CAP is also the largest reputation page, so it cannot exceed what the stores accept.

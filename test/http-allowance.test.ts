@@ -58,7 +58,8 @@ describe('HTTP: free allowance', () => {
   it('an invalid request does not consume; a valid one does; trusted proxy keys by X-Forwarded-For', async () => {
     const tmp = tempDir();
     cleanups.push(tmp.cleanup);
-    const srv = await startApp(tmp.dir, { FREE_ALLOWANCE_PER_DAY: '3', TRUST_PROXY: 'true' });
+    // Two trusted hops: the proxy on loopback and an inner one at 10.0.0.1 that appended the client address.
+    const srv = await startApp(tmp.dir, { FREE_ALLOWANCE_PER_DAY: '3', TRUST_PROXY: '127.0.0.1,10.0.0.0/8' });
     cleanups.push(() => srv.close());
     const as = (ip: string) => ({ 'x-forwarded-for': `${ip}, 10.0.0.1` });
 
@@ -81,6 +82,23 @@ describe('HTTP: free allowance', () => {
     // Another client behind the same proxy has its own count.
     const other = await postJson(srv.base, '/verify/schema', request, as('203.0.113.6'));
     expect(other.headers.get('free-allowance-remaining')).toBe('2');
+  });
+
+  it('behind a trusted proxy that appends, a spoofed X-Forwarded-For grants nothing', async () => {
+    const tmp = tempDir();
+    cleanups.push(tmp.cleanup);
+    // TRUST_PROXY=true: only the nearest hop (the proxy on loopback) is trusted.
+    const srv = await startApp(tmp.dir, { FREE_ALLOWANCE_PER_DAY: '2', TRUST_PROXY: 'true' });
+    cleanups.push(() => srv.close());
+    // The client writes whatever it likes on the left; the proxy appends the address it saw (203.0.113.7).
+    const spoofed = (fake: string) => ({ 'x-forwarded-for': `${fake}, 203.0.113.7` });
+    const statuses: number[] = [];
+    for (const fake of ['198.51.100.1', '198.51.100.2', '198.51.100.3', '198.51.100.4']) {
+      statuses.push((await postJson(srv.base, '/verify/schema', request, spoofed(fake))).status);
+    }
+    expect(statuses).toEqual([200, 200, 429, 429]);
+    // Another real client (a different appended address) has its own count.
+    expect((await postJson(srv.base, '/verify/schema', request, { 'x-forwarded-for': '198.51.100.1, 203.0.113.8' })).status).toBe(200);
   });
 
   it('without a trusted proxy X-Forwarded-For is ignored', async () => {

@@ -47,11 +47,21 @@ describe('config', () => {
       parseServeFlags(['--port', '9100', '--trust-proxy', '--free-allowance=5', '--host', '0.0.0.0']),
     );
     expect(c.port).toBe(9100);
-    expect(c.trustProxy).toBe(true);
+    expect(c.trustProxy).toBe(1);
     expect(c.freeAllowancePerDay).toBe(5);
     expect(c.publicBaseUrl).toBe('https://verifier.example.com');
     expect(c.allowedHosts).toContain('verifier.example.com');
     expect(loadConfig({ HOST: '0.0.0.0', PORT: '81' }).publicBaseUrl).toBe('http://127.0.0.1:81');
+  });
+
+  it('TRUST_PROXY: off, a hop count, or trusted addresses/CIDRs', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '0' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,::1' }).trustProxy).toEqual(['127.0.0.1', '10.0.0.0/8', '::1']);
+    expect(loadConfig({}, parseServeFlags(['--trust-proxy', '10.1.2.3'])).trustProxy).toEqual(['10.1.2.3']);
   });
 
   it('names the bad variable or flag', () => {
@@ -59,6 +69,7 @@ describe('config', () => {
     expect(errorOf(() => loadConfig({ PORT: 'abc' })).message).toContain("PORT: must be a whole number, got 'abc'");
     expect(errorOf(() => loadConfig({}, { port: '-1' })).setting).toBe('--port');
     expect(errorOf(() => loadConfig({ TRUST_PROXY: 'maybe' })).setting).toBe('TRUST_PROXY');
+    expect(errorOf(() => loadConfig({ TRUST_PROXY: '10.0.0.0/99' })).setting).toBe('TRUST_PROXY');
     expect(errorOf(() => loadConfig({ DATABASE_URL: 'mysql://x' })).setting).toBe('DATABASE_URL');
     expect(errorOf(() => loadConfig({ DATABASE_SCHEMA: 'Bad-Name' })).setting).toBe('DATABASE_SCHEMA');
     expect(errorOf(() => loadConfig({ PUBLIC_BASE_URL: 'ftp://x' })).setting).toBe('PUBLIC_BASE_URL');

@@ -20,7 +20,7 @@ options:
   --database-url <url>      DATABASE_URL             postgres://… to use PostgreSQL (default: SQLite in the data dir)
   --public-base-url <url>   PUBLIC_BASE_URL          URL clients use (default http://HOST:PORT)
   --free-allowance <n>      FREE_ALLOWANCE_PER_DAY   free verifications per client per UTC day (1000)
-  --trust-proxy [bool]      TRUST_PROXY              take the client address from X-Forwarded-For (false)
+  --trust-proxy [v]         TRUST_PROXY              trusted proxies: true (1 hop), a hop count, or addresses/CIDRs (false)
   --log-level <level>       LOG_LEVEL                fatal|error|warn|info|debug|trace|silent (info)
   -h, --help                this help
 `;
@@ -44,7 +44,8 @@ export function parseServeFlags(argv: string[]): ConfigFlags & { help?: boolean 
     if (value === undefined) {
       const next = argv[i + 1];
       if (spec.boolean) {
-        if (next !== undefined && /^(true|false|1|0|yes|no|on|off)$/i.test(next)) {
+        // --trust-proxy also takes a hop count or a list of proxy addresses.
+        if (next !== undefined && (/^(true|false|1|0|yes|no|on|off)$/i.test(next) || (spec.flag === 'trust-proxy' && !next.startsWith('-')))) {
           value = next;
           i++;
         } else {

@@ -1,9 +1,12 @@
 /**
- * @module Who is calling, for the free allowance: the socket address, or the
- * left-most X-Forwarded-For entry only when the operator trusts the proxy (a
- * client can write any X-Forwarded-For it likes, so trusting it is opt-in).
+ * @module Who is calling, for the free allowance: the socket address, or, behind
+ * trusted proxies (TRUST_PROXY), the right-most X-Forwarded-For address that is
+ * not itself a trusted proxy. Fastify computes that address (request.ip) with
+ * proxy-addr from the same setting; everything to the left of it was written by
+ * the client and is never used, so a client cannot choose its own allowance key.
  */
 import type { FastifyRequest } from 'fastify';
+import type { TrustProxy } from '../config.js';
 
 function normalize(ip: string): string {
   const s = ip.trim();
@@ -11,14 +14,7 @@ function normalize(ip: string): string {
   return s.startsWith('::ffff:') && s.includes('.') ? s.slice(7) : s.toLowerCase();
 }
 
-export function createClientKeyResolver(trustProxy: boolean): (request: FastifyRequest) => string {
-  return (request) => {
-    if (trustProxy) {
-      const xff = request.headers['x-forwarded-for'];
-      const raw = Array.isArray(xff) ? xff[0] : xff;
-      const first = raw?.split(',')[0]?.trim();
-      if (first) return normalize(first);
-    }
-    return normalize(request.socket.remoteAddress ?? 'unknown');
-  };
+export function createClientKeyResolver(trustProxy: TrustProxy): (request: FastifyRequest) => string {
+  if (trustProxy === false) return (request) => normalize(request.socket.remoteAddress ?? 'unknown');
+  return (request) => normalize(request.ip || request.socket.remoteAddress || 'unknown');
 }

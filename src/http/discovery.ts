@@ -148,7 +148,7 @@ Unknown fields, duplicate keys or unsafe integers outside submitted_output, inva
 - Lists in responses (errors, hints, flags, history page): at most ${config.listCap} entries; *_total and *_omitted say how many were cut.
 
 ## Free allowance
-Each client (by IP address${config.trustProxy ? ', taken from the left-most X-Forwarded-For entry' : ''}) gets ${config.freeAllowancePerDay} free verifications per UTC day, shared by REST and the MCP verify_schema tool. Every verify response carries Free-Allowance-Remaining, Free-Allowance-Limit and Free-Allowance-Resets headers.
+Each client (by IP address${config.trustProxy !== false ? ', behind trusted proxies the right-most X-Forwarded-For address that is not a proxy' : ''}) gets ${config.freeAllowancePerDay} free verifications per UTC day, shared by REST and the MCP verify_schema tool. Every verify response carries Free-Allowance-Remaining, Free-Allowance-Limit and Free-Allowance-Resets headers.
 ${payments}
 
 ## Errors

@@ -88,6 +88,10 @@ function sendError(reply: FastifyReply, body: ErrorBody): FastifyReply {
   return reply.code(body.status).type(JSON_TYPE).send(JSON.stringify(body));
 }
 
+function trustHops(n: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < n;
+}
+
 /** Matches request paths against the registered route patterns, to tell 405 from 404. */
 function createRouteIndex() {
   const routes: Array<{ method: string; re: RegExp }> = [];
@@ -128,7 +132,8 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     logger: options.logger ?? { level: config.logLevel },
     genReqId: () => randomUUID(),
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: config.trustProxy,
+    // A hop count as Fastify applies it (the typings only list the function form): hop 0 is the socket peer.
+    trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: true, allErrors: false } },
