@@ -1,0 +1,79 @@
+/**
+ * @module The log entry of a receipt: the RFC 8785 form of {verification_id,
+ * task_id, agent_id, result, overall_ratio, verified_at, receipt_sha256} —
+ * what reputation already shows, plus the SHA-256 of the receipt's exact
+ * bytes as GET /verifications/{id} serves them, so a receipt holder can prove
+ * that its receipt is the one logged and the log reveals nothing new.
+ */
+import { createHash } from 'node:crypto';
+import { canonicalize } from '../receipts/jcs.js';
+
+export interface LogEntry {
+  verification_id: string;
+  task_id: string;
+  agent_id: string | null;
+  result: 'pass' | 'fail';
+  overall_ratio: number;
+  verified_at: string;
+  receipt_sha256: string;
+}
+
+export function receiptSha256(receiptText: string): string {
+  return createHash('sha256').update(receiptText, 'utf8').digest('hex');
+}
+
+/** The entry of a stored receipt, from its indexed columns and exact text. */
+export function logEntryOf(record: {
+  verificationId: string;
+  taskId: string;
+  agentId: string | null;
+  result: 'pass' | 'fail';
+  overallRatio: number;
+  verifiedAt: string;
+  receipt: string;
+}): LogEntry {
+  return {
+    verification_id: record.verificationId,
+    task_id: record.taskId,
+    agent_id: record.agentId,
+    result: record.result,
+    overall_ratio: record.overallRatio,
+    verified_at: record.verifiedAt,
+    receipt_sha256: receiptSha256(record.receipt),
+  };
+}
+
+/** The exact entry bytes that are hashed into the tree (UTF-8 of JCS). */
+export function encodeLogEntry(entry: LogEntry): string {
+  return canonicalize({
+    verification_id: entry.verification_id,
+    task_id: entry.task_id,
+    agent_id: entry.agent_id,
+    result: entry.result,
+    overall_ratio: entry.overall_ratio,
+    verified_at: entry.verified_at,
+    receipt_sha256: entry.receipt_sha256,
+  });
+}
+
+/** Parses entry bytes back; null when they are not an entry of this log. */
+export function decodeLogEntry(text: string): LogEntry | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return null;
+  const e = v as Record<string, unknown>;
+  const ok =
+    typeof e.verification_id === 'string' &&
+    typeof e.task_id === 'string' &&
+    (e.agent_id === null || typeof e.agent_id === 'string') &&
+    (e.result === 'pass' || e.result === 'fail') &&
+    typeof e.overall_ratio === 'number' &&
+    typeof e.verified_at === 'string' &&
+    typeof e.receipt_sha256 === 'string' &&
+    Object.keys(e).length === 7;
+  return ok ? (e as unknown as LogEntry) : null;
+}
