@@ -14,6 +14,8 @@ import { createSchemaCache, createSchemaEngine } from './core/schema/index.js';
 import { computeTrustScore, isTestAgent } from './core/trust-score.js';
 import { createVerifier } from './core/verify.js';
 import { createHttpServer } from './http/server.js';
+import { createTransparencyLog, loadOrCreateNoteSigner, logOrigin } from './log/index.js';
+import type { TransparencyLog } from './log/index.js';
 import type { HttpServer } from './http/server.js';
 import { attestationExtension, createAttestor, createKeyRing, createReceiptIssuer } from './receipts/index.js';
 import { createVerifierService } from './service/verifier-service.js';
@@ -40,6 +42,8 @@ export interface App {
   config: Config;
   /** x402 payments when on (gate and, in local mode, the built-in facilitator). */
   payments: Payments | null;
+  /** The transparency log of every stored receipt (its sequencer runs while the app is open). */
+  log: TransparencyLog;
   /** Graceful: new requests get 503, in-flight ones finish, then the store closes. Idempotent. */
   close(): Promise<void>;
 }
@@ -73,6 +77,16 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     const attestor = createAttestor({ keyRing, serviceName: config.serviceName, baseUrl: config.publicBaseUrl });
     const issuer = createReceiptIssuer({ verifier, attestor, clock, newId: randomUUID, verifierVersion: version });
 
+    // The transparency log: its own note key, named after the public host, and a sequencer on every instance.
+    const noteSigner = loadOrCreateNoteSigner(config.logNoteKeyFile, logOrigin(config.publicBaseUrl));
+    const transparencyLog = createTransparencyLog({
+      store,
+      signer: noteSigner,
+      publicBaseUrl: config.publicBaseUrl,
+      intervalMs: config.logIntervalMs,
+      onError: (err) => log.current?.error({ err }, 'transparency log: integration failed (retried on the next tick)'),
+    });
+
     const parseOptions = { maxDepth: config.maxJsonDepth };
     const service = createVerifierService({
       store,
@@ -85,6 +99,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       clock,
       freeAllowance: config.freeAllowancePerDay,
       listCap: config.listCap,
+      checkpoint: () => transparencyLog.checkpointNow(),
     });
 
     const paymentLog = log;
@@ -108,7 +123,12 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       localFacilitator: payments?.localFacilitator ?? null,
       version,
       logger: options.logger,
-      attestationExtension: () => attestationExtension(keyRing) as unknown as Record<string, unknown>,
+      attestationExtension: () => {
+        const ext = attestationExtension(keyRing);
+        // The checkpoint key sits beside the receipt keys, so one document tells a client every key to trust.
+        return { ...ext, params: { ...ext.params, transparencyLog: { origin: transparencyLog.origin, verifierKey: transparencyLog.verifierKey, url: `${config.publicBaseUrl}/log` } } } as unknown as Record<string, unknown>;
+      },
+      log: { log: transparencyLog, receiptExists: async (id) => (await store.getReceipt(id)) !== null },
       async readiness() {
         let signingKey = false;
         try {
@@ -122,6 +142,9 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     });
 
     paymentLog.current = server.app.log;
+    // The first checkpoint (or a re-signed one) is published before the first request is answered.
+    await transparencyLog.sequencer.integrate();
+    transparencyLog.start();
     if (paymentsInitError) {
       server.app.log.warn({ err: paymentsInitError }, 'x402: the facilitator is not ready; paid routes answer 503 until it is (retried on each paid request)');
     }
@@ -134,11 +157,15 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       store,
       config,
       payments,
+      log: transparencyLog,
       close() {
         closed ??= (async () => {
           try {
             await server.close();
           } finally {
+            // Whatever was stored is integrated now, or by the next start: the queue survives.
+            await transparencyLog.sequencer.integrate().catch(() => undefined);
+            await transparencyLog.stop();
             await store.close();
           }
         })();

@@ -39,6 +39,10 @@ export interface Config {
   /** SQLite durability: FULL survives power loss (default); NORMAL survives a process crash only. */
   sqliteSynchronous: 'FULL' | 'NORMAL';
   logLevel: LogLevel;
+  /** PKCS#8 PEM file of the transparency log's note key (shared by every instance of one service). */
+  logNoteKeyFile: string;
+  /** Time between transparency-log integrations (ms). */
+  logIntervalMs: number;
   /** Hostnames accepted in Host/Origin by the MCP endpoint (DNS-rebinding protection). */
   allowedHosts: string[];
   payments: PaymentConfig;
@@ -170,6 +174,10 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
   const listCap = intSetting('LIST_CAP', get('LIST_CAP'), 100, 1, MAX_PAGE_LIMIT);
   const schemaCacheSize = intSetting('SCHEMA_CACHE_SIZE', get('SCHEMA_CACHE_SIZE'), 500, 0, 1_000_000);
 
+  const logNoteKeyFile = path.resolve((get('LOG_NOTE_KEY_FILE') ?? '').trim() || path.join(dataDir, 'log', 'note-key.pem'));
+  // Under a second in all: a receipt must be covered by a published checkpoint within one second of its response.
+  const logIntervalMs = intSetting('LOG_INTERVAL_MS', get('LOG_INTERVAL_MS'), 200, 10, 800);
+
   const rawSync = ((get('SQLITE_SYNCHRONOUS') ?? '').trim() || 'FULL').toUpperCase();
   if (rawSync !== 'FULL' && rawSync !== 'NORMAL') throw new ConfigError('SQLITE_SYNCHRONOUS', `must be FULL or NORMAL, got '${rawSync}'`);
 
@@ -211,6 +219,8 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     schemaCacheSize,
     sqliteSynchronous: rawSync,
     logLevel: rawLevel as LogLevel,
+    logNoteKeyFile,
+    logIntervalMs,
     allowedHosts,
     payments,
   };

@@ -19,6 +19,7 @@ import { createClientKeyResolver } from './client-key.js';
 import { agentCard, llmsTxt, x402Manifest } from './discovery.js';
 import type { DiscoveryContext } from './discovery.js';
 import { toErrorBody } from './errors.js';
+import { logRoutes, type LogRoutesOptions } from './log-routes.js';
 import { createHttpMetrics } from './metrics.js';
 // x402 payments (src/payments): REST handlers, MCP admission and the built-in facilitator endpoints.
 import type { FacilitatorClient } from '@x402/core/server';
@@ -70,6 +71,8 @@ export interface HttpServerOptions {
   localFacilitator?: FacilitatorClient | null;
   /** On close, how long in-flight requests may take before their connections are cut (default 10 s). */
   shutdownGraceMs?: number;
+  /** The transparency log's routes under /log (checkpoint, key, tiles, proofs). */
+  log?: LogRoutesOptions | null;
 }
 
 export interface HttpServer {
@@ -378,6 +381,8 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     );
   });
   app.get('/metrics', hidden, async (_req, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
+
+  if (options.log) await app.register(logRoutes, options.log);
 
   if (options.mcp !== false) {
     await registerMcpRoutes(app, {

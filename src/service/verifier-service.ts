@@ -7,7 +7,7 @@
 import { ApiError } from '../errors.js';
 import type { ParsedRequest } from '../core/types.js';
 import { rfc3339Seconds } from '../receipts/time.js';
-import type { ReceiptRecord, ReputationPage, Store } from '../store/store.js';
+import type { LogCheckpointRef, ReceiptRecord, ReputationPage, Store } from '../store/store.js';
 import type { AllowanceInfo, ClientContext, SignedResult, VerifierService } from './types.js';
 
 /** What the receipt issuer returns: the signed response and its exact JSON text. */
@@ -51,6 +51,12 @@ export interface VerifierServiceDeps {
   freeAllowance: number;
   /** Largest page of reputation history. */
   listCap: number;
+  /**
+   * The transparency log: integrates what is queued and names the checkpoint that results.
+   * When present, the trust score is computed from the receipts in that checkpoint, and
+   * reputation and score name it, so anyone can recompute them from the log.
+   */
+  checkpoint?: () => Promise<LogCheckpointRef>;
 }
 
 /** The coded refusal when a client's free allowance is spent; one wording for REST and MCP. */
@@ -163,13 +169,15 @@ export function createVerifierService(deps: VerifierServiceDeps): VerifierServic
       }
       // Whole seconds, like verified_at, so the score's as_of and the attestation agree.
       const now = new Date(Math.floor(deps.clock().getTime() / 1000) * 1000);
-      const results = await store.agentResults(agentId);
+      const checkpoint = deps.checkpoint ? await deps.checkpoint() : null;
+      const results = checkpoint ? await store.logAgentResults(agentId, checkpoint.tree_size) : await store.agentResults(agentId);
       const trust = deps.computeTrustScore(results, now);
       const timestamp = rfc3339Seconds(now);
       const unsigned: Record<string, unknown> = {
         agent_id: agentId,
         score: trust.score,
         inputs: trust.inputs,
+        ...(checkpoint ? { log_checkpoint: checkpoint } : {}),
         scored_at: timestamp,
       };
       const response = await deps.attestor.attach(unsigned, { context: 'score', timestamp });
@@ -179,7 +187,10 @@ export function createVerifierService(deps: VerifierServiceDeps): VerifierServic
     async reputation(agentId: string, page: { limit: number; cursor?: string | null }): Promise<ReputationPage> {
       checkAgentId(agentId);
       const limit = Math.max(1, Math.min(deps.listCap, Math.floor(page.limit)));
-      return store.reputation(agentId, { limit, cursor: page.cursor ?? null });
+      // Named before reading: the checkpoint covers every receipt stored before this request.
+      const checkpoint = deps.checkpoint ? await deps.checkpoint() : null;
+      const result = await store.reputation(agentId, { limit, cursor: page.cursor ?? null });
+      return checkpoint ? { ...result, log_checkpoint: checkpoint } : result;
     },
 
     async getReceipt(verificationId: string) {

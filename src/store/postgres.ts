@@ -22,6 +22,7 @@ import {
   type HistoryRow,
 } from './common.js';
 import { storeFaultReason } from './faults.js';
+import { createPostgresLog } from './log-postgres.js';
 import { POSTGRES_MIGRATIONS, type PgMigration } from './migrations/postgres.js';
 import type { AllowanceState, PaymentEvent, PaymentKey, ReceiptRecord, ReputationPage, Store } from './store.js';
 
@@ -114,6 +115,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   }
 
   const store: PostgresStore = {
+    ...createPostgresLog({ pool, q, transaction: (fn) => withTransaction(pool, fn) }),
     schema,
     migrate,
 

@@ -25,6 +25,7 @@ import {
   type EventRow,
   type HistoryRow,
 } from './common.js';
+import { createSqliteLog } from './log-sqlite.js';
 import { SQLITE_MIGRATIONS, type Migration } from './migrations/sqlite.js';
 import { StoreFaultError } from './faults.js';
 import type { AllowanceState, PaymentEvent, PaymentKey, ReceiptRecord, ReputationPage, Store } from './store.js';
@@ -93,6 +94,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
 
   runMigrations(db, SQLITE_MIGRATIONS);
   const s = prepareStatements(db);
+  const log = createSqliteLog(db, { file: options.file, busyTimeoutMs });
   let closed = false;
 
   const identity = options.file === ':memory:' ? null : statSync(options.file);
@@ -153,6 +155,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   };
 
   const store: SqliteStore = {
+    ...log,
+
     async migrate() {
       runMigrations(db, SQLITE_MIGRATIONS);
     },
@@ -281,6 +285,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       // Queued writes were promised a commit: make it before closing.
       if (pending.length > 0) flush();
       closed = true;
+      await log.close();
       db.close();
     },
   };

@@ -5,6 +5,8 @@
  * is sent, per-agent reputation queries, and exactly-once payment reservations.
  */
 
+import type { TransparencyLogStore } from './log-store.js';
+
 /** One stored verification: the exact signed receipt text plus indexed columns. */
 export interface ReceiptRecord {
   verificationId: string;
@@ -47,6 +49,15 @@ export interface ReputationPage {
   history: HistoryEntry[];
   /** Opaque cursor for the next (older) page, null at the end. */
   next_cursor: string | null;
+  /** The transparency-log checkpoint this page was read at (it covers every receipt stored before the request). */
+  log_checkpoint?: LogCheckpointRef;
+}
+
+/** A transparency-log tree head, as reputation and the trust score name it. */
+export interface LogCheckpointRef {
+  tree_size: number;
+  /** Standard base64 of the 32-byte root hash, as in the checkpoint. */
+  root_hash: string;
 }
 
 export interface PaymentKey {
@@ -70,7 +81,7 @@ export interface PaymentEvent {
   detail: string | null;
 }
 
-export interface Store {
+export interface Store extends TransparencyLogStore {
   /** Create or upgrade the schema (versioned migrations). Idempotent. */
   migrate(): Promise<void>;
 

@@ -63,4 +63,53 @@ export const POSTGRES_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX payment_events_key ON ${s}.payment_events (network, payer, nonce);
     `,
   },
+  {
+    version: 2,
+    name: 'transparency log',
+    // The queue is filled by a trigger, so every write path that stores a receipt also queues it in the same
+    // transaction. Sequence values are not commit order across sessions, which is why the sequencer takes
+    // whatever is in the queue (and deletes it) instead of reading "after the last seq it saw".
+    sql: (s) => `
+      CREATE TABLE ${s}.log_queue (
+        seq             BIGSERIAL PRIMARY KEY,
+        verification_id TEXT COLLATE "C" NOT NULL
+      );
+      CREATE FUNCTION ${s}.log_enqueue() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO ${s}.log_queue (verification_id) VALUES (NEW.verification_id);
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER receipts_log_enqueue AFTER INSERT ON ${s}.receipts FOR EACH ROW EXECUTE FUNCTION ${s}.log_enqueue();
+
+      CREATE TABLE ${s}.log_entries (
+        idx             BIGINT PRIMARY KEY,
+        verification_id TEXT COLLATE "C" NOT NULL UNIQUE,
+        entry           TEXT NOT NULL
+      );
+      CREATE TABLE ${s}.log_nodes (
+        level SMALLINT NOT NULL,
+        idx   BIGINT NOT NULL,
+        hash  BYTEA NOT NULL,
+        PRIMARY KEY (level, idx)
+      );
+      CREATE TABLE ${s}.log_head (
+        id         INTEGER PRIMARY KEY CHECK (id = 1),
+        size       BIGINT NOT NULL,
+        root       BYTEA NOT NULL,
+        note       TEXT NOT NULL,
+        updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+      );
+      INSERT INTO ${s}.log_head (id, size, root, note) VALUES (1, 0, decode('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', 'hex'), '');
+
+      CREATE FUNCTION ${s}.log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        RAISE EXCEPTION 'the transparency log is append-only';
+      END $$;
+      CREATE TRIGGER log_entries_append_only BEFORE UPDATE OR DELETE ON ${s}.log_entries FOR EACH ROW EXECUTE FUNCTION ${s}.log_append_only();
+      CREATE TRIGGER log_nodes_append_only BEFORE UPDATE OR DELETE ON ${s}.log_nodes FOR EACH ROW EXECUTE FUNCTION ${s}.log_append_only();
+
+      -- Receipts stored before the log existed join it first, oldest first.
+      INSERT INTO ${s}.log_queue (verification_id) SELECT verification_id FROM ${s}.receipts ORDER BY verified_ms, verification_id;
+    `,
+  },
 ];

@@ -62,4 +62,50 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX payment_events_key ON payment_events (network, payer, nonce);
     `,
   },
+  {
+    version: 2,
+    name: 'transparency log',
+    // The queue is filled by a trigger, so every write path that stores a receipt also queues it, atomically.
+    // Entries and nodes refuse UPDATE and DELETE: the tree is append-only (a guard against mistakes; an
+    // operator who edits the file directly is what the published checkpoints catch).
+    sql: `
+      CREATE TABLE log_queue (
+        seq             INTEGER PRIMARY KEY AUTOINCREMENT,
+        verification_id TEXT NOT NULL
+      );
+      CREATE TRIGGER receipts_log_enqueue AFTER INSERT ON receipts
+      BEGIN
+        INSERT INTO log_queue (verification_id) VALUES (NEW.verification_id);
+      END;
+
+      CREATE TABLE log_entries (
+        idx             INTEGER PRIMARY KEY,
+        verification_id TEXT NOT NULL UNIQUE,
+        entry           TEXT NOT NULL
+      );
+      CREATE TABLE log_nodes (
+        level INTEGER NOT NULL,
+        idx   INTEGER NOT NULL,
+        hash  BLOB NOT NULL,
+        PRIMARY KEY (level, idx)
+      ) WITHOUT ROWID;
+      CREATE TABLE log_head (
+        id         INTEGER PRIMARY KEY CHECK (id = 1),
+        size       INTEGER NOT NULL,
+        root       BLOB NOT NULL,
+        note       TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      INSERT INTO log_head (id, size, root, note, updated_at)
+        VALUES (1, 0, x'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', '', '');
+
+      CREATE TRIGGER log_entries_no_update BEFORE UPDATE ON log_entries BEGIN SELECT RAISE(ABORT, 'the transparency log is append-only'); END;
+      CREATE TRIGGER log_entries_no_delete BEFORE DELETE ON log_entries BEGIN SELECT RAISE(ABORT, 'the transparency log is append-only'); END;
+      CREATE TRIGGER log_nodes_no_update BEFORE UPDATE ON log_nodes BEGIN SELECT RAISE(ABORT, 'the transparency log is append-only'); END;
+      CREATE TRIGGER log_nodes_no_delete BEFORE DELETE ON log_nodes BEGIN SELECT RAISE(ABORT, 'the transparency log is append-only'); END;
+
+      -- Receipts stored before the log existed join it first, in the order they were stored.
+      INSERT INTO log_queue (verification_id) SELECT verification_id FROM receipts ORDER BY rowid;
+    `,
+  },
 ];

@@ -1,0 +1,146 @@
+/**
+ * @module The transparency log of a running service: the sequencer, the note
+ * key, and the read side the HTTP routes and the service use — the current
+ * checkpoint, tiles and entry bundles (C2SP tlog-tiles), inclusion proofs by
+ * verification id and consistency proofs between two sizes.
+ */
+import { ApiError, invalidRequest } from '../errors.js';
+import type { LogHead, TransparencyLogStore } from '../store/log-store.js';
+import { consistencyProof, inclusionProof, leafHash, type NodeId } from './merkle.js';
+import { logOrigin, type NoteSigner } from './note.js';
+import { createSequencer, type Sequencer } from './sequencer.js';
+import { encodeEntryBundle, tileExists, TILE_HEIGHT, TILE_WIDTH, type TileRef } from './tiles.js';
+
+export { logOrigin } from './note.js';
+export { defaultNoteKeyFile, loadOrCreateNoteSigner } from './note-key.js';
+
+export interface TransparencyLogOptions {
+  store: TransparencyLogStore;
+  signer: NoteSigner;
+  publicBaseUrl: string;
+  intervalMs?: number;
+  onError?: (err: unknown) => void;
+}
+
+/** A tree head as reputation and scores name it. */
+export interface CheckpointRef {
+  tree_size: number;
+  /** Standard base64 of the 32-byte root, as in the checkpoint. */
+  root_hash: string;
+}
+
+export interface InclusionAnswer {
+  verification_id: string;
+  index: number;
+  tree_size: number;
+  root_hash: string;
+  leaf_hash: string;
+  /** The entry text that was hashed (JSON, RFC 8785 form). */
+  entry: string;
+  inclusion_proof: string[];
+  /** The signed checkpoint of tree_size and root_hash. */
+  checkpoint: string;
+}
+
+export interface ConsistencyAnswer {
+  from: number;
+  to: number;
+  consistency_proof: string[];
+  /** The current signed checkpoint (its size is at least `to`). */
+  checkpoint: string;
+}
+
+export interface TransparencyLog {
+  readonly origin: string;
+  readonly verifierKey: string;
+  readonly sequencer: Sequencer;
+  start(): void;
+  stop(): Promise<void>;
+  /** The latest published head; 503 until the first checkpoint exists. */
+  head(): Promise<LogHead>;
+  /** Integrates what is queued and names the resulting checkpoint. */
+  checkpointNow(): Promise<CheckpointRef>;
+  /** Tile or entry bundle bytes; 404 when the tree does not (yet) have it. */
+  tile(ref: TileRef): Promise<Buffer>;
+  proof(verificationId: string, receiptExists: () => Promise<boolean>): Promise<InclusionAnswer>;
+  consistency(from: number, to: number): Promise<ConsistencyAnswer>;
+}
+
+const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
+
+export function createTransparencyLog(options: TransparencyLogOptions): TransparencyLog {
+  const { store, signer } = options;
+  const origin = logOrigin(options.publicBaseUrl);
+  const sequencer = createSequencer({ store, signer, origin, intervalMs: options.intervalMs, onError: options.onError });
+  const readNodes = (ids: readonly NodeId[]) => store.logNodes(ids);
+
+  async function head(): Promise<LogHead> {
+    const h = await store.logHead();
+    if (h.note === '') throw new ApiError('unavailable', { message: 'The transparency log has no checkpoint yet; try again in a second.' });
+    return h;
+  }
+
+  return {
+    origin,
+    verifierKey: signer.verifierKey,
+    sequencer,
+    start: () => sequencer.start(),
+    stop: () => sequencer.stop(),
+    head,
+
+    async checkpointNow() {
+      const h = await sequencer.integrate();
+      return { tree_size: h.size, root_hash: b64(h.root) };
+    },
+
+    async tile(ref: TileRef) {
+      const h = await head();
+      if (!tileExists(ref, h.size)) throw new ApiError('not_found', { message: 'The log has no such tile at its current size.' });
+      const from = ref.index * TILE_WIDTH;
+      const to = from + ref.width;
+      if (ref.level < 0) {
+        const entries = await store.logEntries(from, to);
+        if (entries.length !== ref.width) throw new Error(`entry bundle ${ref.index}: ${entries.length} of ${ref.width} entries stored`);
+        return encodeEntryBundle(entries.map((e) => Buffer.from(e, 'utf8')));
+      }
+      const hashes = await store.logNodeRange(ref.level * TILE_HEIGHT, from, to);
+      if (hashes.length !== ref.width) throw new Error(`tile ${ref.level}/${ref.index}: ${hashes.length} of ${ref.width} hashes stored`);
+      return Buffer.concat(hashes);
+    },
+
+    async proof(verificationId, receiptExists) {
+      let found = await store.logEntryOf(verificationId);
+      if (!found) {
+        if (!(await receiptExists())) throw new ApiError('not_found', { message: 'No verification with this id.' });
+        // Stored but not yet integrated (at most a fraction of a second): integrate now.
+        await sequencer.integrate();
+        found = await store.logEntryOf(verificationId);
+        if (!found) throw new ApiError('unavailable', { message: 'The receipt is not in the log yet; try again in a second.' });
+      }
+      let h = await head();
+      if (found.index >= h.size) h = await sequencer.integrate();
+      const proof = await inclusionProof(found.index, h.size, readNodes);
+      return {
+        verification_id: verificationId,
+        index: found.index,
+        tree_size: h.size,
+        root_hash: b64(h.root),
+        leaf_hash: b64(leafHash(Buffer.from(found.entry, 'utf8'))),
+        entry: found.entry,
+        inclusion_proof: proof.map(b64),
+        checkpoint: h.note,
+      };
+    },
+
+    async consistency(from, to) {
+      const h = await head();
+      const problems = [];
+      if (!Number.isSafeInteger(from) || from < 1) problems.push({ field: 'from', problem: 'must be an integer of at least 1', fix: 'pass the size of an earlier checkpoint' });
+      if (!Number.isSafeInteger(to) || to > h.size) problems.push({ field: 'to', problem: `must be an integer no larger than the current tree size (${h.size})`, fix: 'pass the size of a published checkpoint' });
+      if (problems.length === 0 && from > to) problems.push({ field: 'from', problem: 'must not be larger than to', fix: 'pass the older size as from' });
+      if (problems.length > 0) throw invalidRequest(problems);
+      const proof = await consistencyProof(from, to, readNodes);
+      return { from, to, consistency_proof: proof.map(b64), checkpoint: h.note };
+    },
+  };
+}

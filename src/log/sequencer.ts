@@ -1,0 +1,155 @@
+/**
+ * @module The sequencer: integrates queued receipts into the tree in batches,
+ * off the request path, and publishes a signed checkpoint for each batch.
+ * Every instance runs one; they need no coordination of their own, because
+ * an append only succeeds when the tree still has the size it was computed
+ * from (the store checks that under the database's write lock). A loser
+ * re-reads and tries again, so there is one sequence with no fork and no gap.
+ * A crash (kill -9) at any point leaves either the whole batch committed or
+ * none of it; queued receipts stay queued until a batch that holds them commits.
+ */
+import { encodeLogEntry, logEntryOf } from './entry.js';
+import { appendLeaves, frontierNodes, leafHash } from './merkle.js';
+import { formatCheckpoint, openCheckpoint, type NoteSigner } from './note.js';
+import type { LogHead, TransparencyLogStore } from '../store/log-store.js';
+
+export interface SequencerOptions {
+  store: TransparencyLogStore;
+  signer: NoteSigner;
+  /** Checkpoint origin line (normally the same as the signer's key name). */
+  origin: string;
+  /** Time between integrations (default 200 ms: a receipt is in a checkpoint well within a second). */
+  intervalMs?: number;
+  /** Most receipts per append (default 2048). */
+  batchSize?: number;
+  onError?: (err: unknown) => void;
+}
+
+export interface Sequencer {
+  start(): void;
+  /** Stops the timer and waits for an integration in progress. */
+  stop(): Promise<void>;
+  /**
+   * Integrates everything queued when it is called (one or more batches) and
+   * returns the head after: the checkpoint then covers every receipt stored before the call.
+   */
+  integrate(): Promise<LogHead>;
+}
+
+/** How many times a batch is recomputed after losing the race to another sequencer before giving up for this round. */
+const MAX_CONFLICTS = 50;
+
+export function createSequencer(options: SequencerOptions): Sequencer {
+  const { store, signer, origin } = options;
+  const intervalMs = options.intervalMs ?? 200;
+  const batchSize = options.batchSize ?? 2048;
+  let timer: NodeJS.Timeout | null = null;
+  let stopped = false;
+  let running: Promise<LogHead> | null = null;
+  let queued: Promise<LogHead> | null = null;
+  /** Notes already checked (or written) by this process: re-verifying the same text each tick is waste. */
+  let trustedNote = '';
+  /** A note signed by another key is re-signed once per start, never back and forth every tick. */
+  let resignedForeign = false;
+
+  function noteIsOurs(head: LogHead): boolean {
+    if (head.note === '') return false;
+    if (head.note === trustedNote) return true;
+    try {
+      const c = openCheckpoint(head.note, signer.verifierKey, origin);
+      if (c.size !== head.size || !c.root.equals(head.root)) return false;
+      trustedNote = head.note;
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async function once(): Promise<LogHead> {
+    let conflicts = 0;
+    for (;;) {
+      const head = await store.logHead();
+      const pending = await store.logPending(batchSize);
+      let resign = !noteIsOurs(head);
+      if (resign && head.note !== '') {
+        if (resignedForeign && pending.length === 0) resign = false;
+        else resignedForeign = true;
+      }
+      if (pending.length === 0 && !resign) return head;
+
+      const frontier = await store.logNodes(frontierNodes(head.size));
+      const entries: Array<{ index: number; verificationId: string; entry: string }> = [];
+      for (const p of pending) {
+        // A receipt deleted before it was logged leaves an orphan queue row: dropped, never logged.
+        if (!p.record) continue;
+        entries.push({ index: head.size + entries.length, verificationId: p.verificationId, entry: encodeLogEntry(logEntryOf(p.record)) });
+      }
+      const grown = appendLeaves(
+        head.size,
+        frontier,
+        entries.map((e) => leafHash(Buffer.from(e.entry, 'utf8'))),
+      );
+      const note = signer.sign(formatCheckpoint({ origin, size: grown.size, root: grown.root }));
+      const next: LogHead = { size: grown.size, root: grown.root, note };
+      const ok = await store.logAppend({ expectedSize: head.size, entries, nodes: grown.nodes, dequeue: pending.map((p) => p.seq), head: next });
+      if (!ok) {
+        // Another sequencer appended first: recompute from its tree.
+        if (++conflicts > MAX_CONFLICTS) throw new Error('the log kept moving under this sequencer; will retry');
+        continue;
+      }
+      trustedNote = note;
+      if (pending.length < batchSize) return next;
+    }
+  }
+
+  function integrate(): Promise<LogHead> {
+    // One integration at a time per process; callers arriving meanwhile share the next one,
+    // which starts after theirs arrived and so covers what they stored.
+    if (queued) return queued;
+    if (!running) {
+      running = once().finally(() => {
+        running = null;
+      });
+      return running;
+    }
+    const after = running.catch(() => undefined);
+    queued = after.then(() => {
+      queued = null;
+      running = once().finally(() => {
+        running = null;
+      });
+      return running;
+    });
+    return queued;
+  }
+
+  function schedule(): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      timer = null;
+      integrate().then(
+        () => schedule(),
+        (err: unknown) => {
+          options.onError?.(err);
+          schedule();
+        },
+      );
+    }, intervalMs);
+    // The sequencer never keeps the process alive by itself.
+    timer.unref();
+  }
+
+  return {
+    start() {
+      if (timer || stopped) return;
+      schedule();
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await Promise.allSettled([running, queued]);
+    },
+    integrate,
+  };
+}
