@@ -113,7 +113,6 @@ export function parseVerifierKey(vkey: string): NoteVerifier {
 
 function checkText(text: string): void {
   if (!text.endsWith('\n')) throw new NoteError('note text must end with a newline');
-  // eslint-disable-next-line no-control-regex
   if (/[\x00-\x09\x0b-\x1f]/.test(text)) throw new NoteError('note text must not contain control characters other than newline');
 }
 
