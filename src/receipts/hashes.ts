@@ -1,17 +1,16 @@
 /**
  * @module The four receipt hashes of SPEC §5.1: SHA-256 (lowercase hex) of the
  * UTF-8 bytes of the JCS form of the output, the schema, the rules/bounds as
- * supplied, and the whole request with every default filled in.
- *
- * The output and schema are usually the largest parts of a request, so their
- * canonical strings are computed once and spliced into the canonical request
- * instead of canonicalizing them twice. This is exact JCS because the eight
- * request keys are written in UTF-16 code-unit order.
+ * supplied, and the whole request with every default filled in (the canonical
+ * forms themselves are in canonical-request.ts). The output and schema are
+ * canonicalized once each and reused for both their own hash and the request's.
  */
 import * as nodeCrypto from 'node:crypto';
-import type { Bound, Json, ParsedRequest, Rule, VerificationRequest } from '../core/types.js';
-import { DEFAULT_TOLERANCE } from '../core/request-rules.js';
-import { canonicalize, sortKeys } from './jcs.js';
+import type { ParsedRequest } from '../core/types.js';
+import { canonicalRulesAndBounds, spliceRequest } from './canonical-request.js';
+import { canonicalize } from './jcs.js';
+
+export { canonicalRequest, canonicalRulesAndBounds } from './canonical-request.js';
 
 export interface ReceiptHashes {
   output_hash: string;
@@ -26,75 +25,6 @@ const oneShot = (nodeCrypto as { hash?: typeof nodeCrypto.hash }).hash;
 /** SHA-256 of the UTF-8 bytes of `text`, lowercase hex. */
 export function sha256Hex(text: string): string {
   return oneShot ? oneShot('sha256', text, 'hex') : nodeCrypto.createHash('sha256').update(text, 'utf8').digest('hex');
-}
-
-/**
- * A rule with exactly the SPEC §5.1 keys, defaults filled in, written straight
- * in JCS key order (no intermediate object to build and sort: this runs per request).
- */
-function canonicalRule(rule: Rule): string {
-  return (
-    `{"equals":${canonicalize(rule.equals ?? null)}` +
-    `,"equals_field":${canonicalize(rule.equals_field ?? null)}` +
-    `,"field":${canonicalize(rule.field)}` +
-    `,"if_present":${rule.if_present === true}` +
-    `,"in_field":${canonicalize(rule.in_field ?? null)}` +
-    `,"other_field":${canonicalize(rule.other_field ?? null)}` +
-    `,"tolerance":${canonicalize(rule.tolerance ?? DEFAULT_TOLERANCE)}` +
-    `,"type":${canonicalize(rule.type)}` +
-    `,"value":${canonicalize(rule.value ?? null)}` +
-    `,"values":${canonicalize(rule.values ?? null)}}`
-  );
-}
-
-function canonicalBound(bound: Bound): string {
-  return `{"if_present":${bound.if_present === true},"max":${canonicalize(bound.max ?? null)},"min":${canonicalize(bound.min ?? null)}}`;
-}
-
-function canonicalRules(rules: Rule[] | null): string {
-  if (!rules || rules.length === 0) return 'null';
-  let out = '[';
-  for (let i = 0; i < rules.length; i++) out += (i > 0 ? ',' : '') + canonicalRule(rules[i]);
-  return `${out}]`;
-}
-
-function canonicalBounds(bounds: Record<string, Bound> | null): string {
-  if (!bounds) return 'null';
-  const keys = Object.keys(bounds);
-  if (keys.length === 0) return 'null';
-  sortKeys(keys);
-  let out = '{';
-  for (let i = 0; i < keys.length; i++) out += `${i > 0 ? ',' : ''}${canonicalize(keys[i])}:${canonicalBound(bounds[keys[i]])}`;
-  return `${out}}`;
-}
-
-function spliceRequest(request: VerificationRequest, schemaCanonical: string, outputCanonical: string): string {
-  // Keys in UTF-16 code-unit order: agent_id < bounds < enforce_rules < expected_schema
-  // < rules < strict_content_check < submitted_output < task_id.
-  return (
-    `{"agent_id":${canonicalize(request.agent_id ?? null)}` +
-    `,"bounds":${canonicalBounds(request.bounds)}` +
-    `,"enforce_rules":${request.enforce_rules === true}` +
-    `,"expected_schema":${schemaCanonical}` +
-    `,"rules":${canonicalRules(request.rules)}` +
-    `,"strict_content_check":${request.strict_content_check === true}` +
-    `,"submitted_output":${outputCanonical}` +
-    `,"task_id":${canonicalize(request.task_id)}}`
-  );
-}
-
-/**
- * The canonical (JCS) form of a request with every default filled in: exactly
- * the eight hashed fields, `detail` excluded (SPEC §5.1). Its SHA-256 is the
- * request_hash.
- */
-export function canonicalRequest(request: VerificationRequest): string {
-  return spliceRequest(request, canonicalize(request.expected_schema), canonicalize(request.submitted_output));
-}
-
-/** The canonical form hashed into rules_hash: bounds and rules exactly as supplied. */
-export function canonicalRulesAndBounds(suppliedBounds: Json | undefined, suppliedRules: Json | undefined): string {
-  return `{"bounds":${canonicalize(suppliedBounds ?? null)},"rules":${canonicalize(suppliedRules ?? null)}}`;
 }
 
 /** All four hashes of a parsed request (SPEC §5.1). */
