@@ -21,6 +21,7 @@ import type { DiscoveryContext } from './discovery.js';
 import { toErrorBody } from './errors.js';
 import { logRoutes, type LogRoutesOptions } from './log-routes.js';
 import { createHttpMetrics } from './metrics.js';
+import { docsUiOptions, pagesPlugin } from '../pages/plugin.js';
 // x402 payments (src/payments): REST handlers, MCP admission and the built-in facilitator endpoints.
 import type { FacilitatorClient } from '@x402/core/server';
 import type { PaymentGate } from '../payments/gate.js';
@@ -210,7 +211,10 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
   });
-  await app.register(fastifySwaggerUi, { routePrefix: '/docs', staticCSP: true });
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs', ...docsUiOptions(config.publicBaseUrl) });
+  await app.register(pagesPlugin, {
+    site: { serviceName: config.serviceName, version: options.version, paymentsEnabled: Boolean(paid), freeAllowancePerDay: config.freeAllowancePerDay },
+  });
 
   // ---- verification (raw body → the core's strict parser) ----
   await app.register(async (scope) => {

@@ -1,0 +1,226 @@
+/**
+ * @module The pages for people in a real browser: Debian's Chromium driven by
+ * playwright-core against the real server on loopback. Checks the playground
+ * verdicts, in-browser receipt verification (with the API blocked after load),
+ * the agent page's chart, /docs on a non-localhost host over plain HTTP, and
+ * that no page requests anything from another origin. Saves screenshots to
+ * artifacts/. Without a browser the suite is skipped with the reason, unless
+ * REQUIRE_BROWSER=1 (CI), where a missing browser fails.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { postJson, projectRoot, startApp, tempDir, type Running } from './http-helpers.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const REQUIRED = process.env.REQUIRE_BROWSER === '1';
+const HAVE_BROWSER = existsSync(CHROMIUM);
+const SKIP_REASON = `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH); REQUIRE_BROWSER=1 makes this a failure`;
+const ARTIFACTS = path.join(projectRoot, 'artifacts');
+const HOST = 'aov.test';
+
+if (!HAVE_BROWSER && !REQUIRED) console.warn(`pages-browser tests skipped: ${SKIP_REASON}`);
+
+const invoice = readFileSync(path.join(projectRoot, 'test/fixtures/invoice.request.json'), 'utf8');
+
+describe.skipIf(!HAVE_BROWSER && !REQUIRED)('pages in Chromium', () => {
+  let browser: Browser;
+  let context: BrowserContext;
+  let app: Running;
+  let data: { cleanup(): void };
+  let port: number;
+  const requests: string[] = [];
+  const consoleErrors: string[] = [];
+
+  beforeAll(async () => {
+    if (!HAVE_BROWSER) throw new Error(`REQUIRE_BROWSER=1 but ${SKIP_REASON}`);
+    // The server serves the built front end; build it when this checkout has not been built yet.
+    if (!existsSync(path.join(projectRoot, 'dist/web/index.html'))) {
+      execFileSync(path.join(projectRoot, 'node_modules/.bin/vite'), ['build', '--config', 'web/vite.config.ts'], { cwd: projectRoot, stdio: 'inherit' });
+    }
+    mkdirSync(ARTIFACTS, { recursive: true });
+    data = tempDir('aov-pages-');
+    app = await startApp(data.dir);
+    port = Number(new URL(app.base).port);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        `--host-resolver-rules=MAP ${HOST} 127.0.0.1`,
+      ],
+    });
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    context.on('request', (r) => requests.push(r.url()));
+    context.on('console', (m) => {
+      if (m.type() === 'error') consoleErrors.push(`${m.location().url}: ${m.text()}`);
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+    data?.cleanup();
+  });
+
+  async function open(url: string): Promise<Page> {
+    const page = await context.newPage();
+    page.on('pageerror', (e) => consoleErrors.push(`page error: ${e.message}`));
+    await page.goto(url);
+    return page;
+  }
+
+  it('playground: the invoice example fails on sum_equals with the line totals highlighted; total 129.5 passes', async () => {
+    const page = await open(`${app.base}/`);
+    await expect.poll(() => page.locator('#output').inputValue()).toContain('"total": 135');
+    await page.click('#verify');
+    const verdict = page.locator('#verdict');
+    await verdict.waitFor();
+    expect(await verdict.getAttribute('data-result')).toBe('fail');
+    expect(await page.locator('code.blocking').allTextContents()).toEqual(['consistency:sum_equals']);
+    const row = page.locator('tr[data-check="consistency:sum_equals"]');
+    expect(await row.count()).toBe(1);
+    expect(await row.textContent()).toContain('$.line_items[].line_total');
+    const hits = page.locator('.json-view .jl.hit');
+    expect(await hits.count()).toBe(2);
+    for (const text of await hits.locator('.code').allTextContents()) expect(text).toMatch(/"line_total": (87|42\.5)/);
+    expect(await hits.first().getAttribute('data-checks')).toBe('consistency:sum_equals');
+    expect(await page.locator('table.scores').textContent()).toContain('22 / 22 passed');
+    expect(await page.locator('#allowance').textContent()).toMatch(/Free allowance: \d+ of 1000/);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'playground.png'), fullPage: true });
+
+    // A JSON error shows its line and column as it is typed, and blocks Verify.
+    const rules = await page.locator('#rules').inputValue();
+    await page.fill('#rules', rules.replace('"sum_equals",', '"sum_equals"'));
+    expect(await page.locator('#rules-error').textContent()).toMatch(/^Line 4, column \d+: /);
+    expect(await page.locator('#verify').isDisabled()).toBe(true);
+    await page.fill('#rules', rules);
+
+    const output = await page.locator('#output').inputValue();
+    await page.fill('#output', output.replace('"total": 135', '"total": 129.5'));
+    await page.click('#verify');
+    await expect.poll(() => page.locator('#verdict').getAttribute('data-result')).toBe('pass');
+    expect(await page.locator('.json-view .jl.hit').count()).toBe(0);
+    await page.close();
+  });
+
+  it('receipt page: the signature is valid in the page; a changed byte or request is named by the failing check, with the API blocked', async () => {
+    const res = await postJson(app.base, '/verify/schema', invoice);
+    expect(res.status).toBe(200);
+    const receiptText = await res.text();
+    const id = (JSON.parse(receiptText) as { verification_id: string }).verification_id;
+
+    const page = await open(`${app.base}/receipts/${id}`);
+    const stored = page.locator('#stored-check');
+    await stored.waitFor();
+    expect(await stored.getAttribute('data-valid')).toBe('true');
+    expect(await stored.textContent()).toContain('signature valid');
+    expect(await page.locator('table.hashes').textContent()).toContain((JSON.parse(receiptText) as { request_hash: string }).request_hash);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'receipt.png'), fullPage: true });
+
+    // From here on the page is offline from the API: every check below runs in the page.
+    const blocked: string[] = [];
+    await page.route('**/*', (route) => {
+      blocked.push(route.request().url());
+      return route.abort();
+    });
+
+    const check = async (receipt: string, request = '') => {
+      await page.fill('#paste-receipt', receipt);
+      await page.fill('#paste-request', request);
+      await page.click('#check-pasted');
+      const out = page.locator('#pasted-check');
+      await out.waitFor();
+      return { valid: await out.getAttribute('data-valid'), failed: await out.getAttribute('data-failed-check'), text: await out.textContent() };
+    };
+
+    // One changed byte in the signed body.
+    const tampered = receiptText.replace('"task_id":"invoice-example-1"', '"task_id":"invoice-example-2"');
+    expect(tampered).not.toBe(receiptText);
+    let r = await check(tampered);
+    expect(r).toMatchObject({ valid: 'false', failed: 'signature' });
+    expect(r.text).toContain('the signature check failed');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'receipt-tampered.png'), fullPage: true });
+
+    // A changed byte in the signature itself.
+    const sig = (JSON.parse(receiptText) as { attestation: { signature: string } }).attestation.signature;
+    const flipped = `${sig[0] === 'A' ? 'B' : 'A'}${sig.slice(1)}`;
+    r = await check(receiptText.replace(sig, flipped));
+    expect(r).toMatchObject({ valid: 'false', failed: 'signature' });
+
+    // The genuine receipt with its request: valid, all four hashes recomputed in the page.
+    r = await check(receiptText, invoice);
+    expect(r.valid).toBe('true');
+    expect(await page.locator('table.hashes code.same').count()).toBe(4);
+
+    // The genuine receipt with a changed output in the request: output_hash names it.
+    r = await check(receiptText, invoice.replace('"total": 135.0', '"total": 136.0'));
+    expect(r).toMatchObject({ valid: 'false', failed: 'output_hash' });
+    expect(blocked).toEqual([]);
+    await page.close();
+  });
+
+  it('agent page: 30 verifications give counts, a drawn chart, paged history and the trust score', async () => {
+    const agent = 'seller-thirty';
+    const base = JSON.parse(invoice) as Record<string, any>;
+    for (let i = 0; i < 30; i++) {
+      const req = { ...base, task_id: `task-${i}`, agent_id: agent, submitted_output: { ...base.submitted_output, total: i % 4 === 0 ? 135 : 129.5 } };
+      const res = await postJson(app.base, '/verify/schema', JSON.stringify(req));
+      expect(res.status).toBe(200);
+    }
+    const page = await open(`${app.base}/agents/${agent}`);
+    await page.locator('#counts').waitFor();
+    expect(await page.locator('#counts').textContent()).toContain('Verifications30Passes22Fails8');
+    expect(await page.locator('#pass-rate').textContent()).toBe('73.3%');
+    const canvas = page.locator('.chart canvas');
+    await canvas.waitFor();
+    // Drawn: the canvas holds non-background pixels in the plot's colours.
+    const painted = await canvas.evaluate((c: HTMLCanvasElement) => {
+      const ctx = c.getContext('2d');
+      if (!ctx || c.width === 0) return 0;
+      const px = ctx.getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 3; i < px.length; i += 4) if (px[i] > 0) n++;
+      return n;
+    });
+    expect(painted).toBeGreaterThan(500);
+    expect(await page.locator('table.history tbody tr').count()).toBe(20);
+    await page.click('text=Older');
+    expect(await page.locator('table.history tbody tr').count()).toBe(10);
+    await page.locator('#trust-score').waitFor();
+    expect(await page.locator('table.inputs').textContent()).toContain('verifications30');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'agent.png'), fullPage: true });
+    await page.close();
+
+    const example = await open(`${app.base}/agents/test-invoice-agent`);
+    await example.locator('#test-agent-note').waitFor();
+    expect(await example.locator('#test-agent-note').textContent()).toContain('example agent');
+    await example.close();
+  });
+
+  it('/docs renders on a non-localhost host over plain HTTP', async () => {
+    const page = await open(`http://${HOST}:${port}/docs`);
+    await page.locator('.swagger-ui .info .title').waitFor({ timeout: 20_000 });
+    expect(await page.locator('.swagger-ui .info .title').textContent()).toContain('agent-output-verifier');
+    expect(await page.locator('.opblock-summary-path').count()).toBeGreaterThan(5);
+    await page.close();
+    // And the pages themselves on that host.
+    const home = await open(`http://${HOST}:${port}/`);
+    await home.locator('#verify').waitFor();
+    await home.close();
+  });
+
+  it('no page requested anything from another origin, and no page logged an error', () => {
+    const origins = new Set(requests.map((u) => new URL(u).origin));
+    expect([...origins].sort()).toEqual([`http://${HOST}:${port}`, app.base].sort());
+    expect(consoleErrors).toEqual([]);
+  });
+});

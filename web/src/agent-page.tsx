@@ -1,0 +1,240 @@
+/**
+ * @module `/agents/:agent_id`: an agent's reputation for a person — counts,
+ * pass rate, results over time, the history in pages, and the trust score with
+ * its inputs when it is free on this server. `test-` agents are examples: shown,
+ * never scored.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { getJson, type ApiErrorBody, type Site } from './api.js';
+import { ResultsChart, type ChartPoint } from './chart.js';
+
+interface HistoryEntry {
+  verification_id: string;
+  task_id: string;
+  result: 'pass' | 'fail';
+  overall_ratio: number;
+  verified_at: string;
+}
+
+interface Reputation {
+  agent_id: string;
+  verifications: number;
+  passes: number;
+  fails: number;
+  pass_rate: number;
+  first_seen: string | null;
+  last_seen: string | null;
+  history: HistoryEntry[];
+  next_cursor: string | null;
+}
+
+interface TrustScore {
+  score: number;
+  inputs?: Record<string, unknown>;
+  scored_at?: string;
+}
+
+/** The chart shows at most this many of the newest verifications. */
+const CHART_MAX = 1000;
+const PAGE = 100;
+const TABLE_PAGE = 20;
+
+async function reputationPage(id: string, cursor: string | null) {
+  const q = new URLSearchParams({ limit: String(PAGE) });
+  if (cursor) q.set('cursor', cursor);
+  return getJson<Reputation>(`/reputation/${encodeURIComponent(id)}?${q}`);
+}
+
+export function AgentPage({ id, site }: { id: string; site: Site }) {
+  const isTest = id.startsWith('test-');
+  const [rep, setRep] = useState<Reputation | null>(null);
+  const [history, setHistory] = useState<HistoryEntry[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [error, setError] = useState<ApiErrorBody | null>(null);
+  const [score, setScore] = useState<TrustScore | ApiErrorBody | null>(null);
+  const [page, setPage] = useState(0);
+
+  useEffect(() => {
+    void (async () => {
+      let first: Reputation | null = null;
+      const all: HistoryEntry[] = [];
+      let next: string | null = null;
+      do {
+        const r = await reputationPage(id, next);
+        if (!r.ok) {
+          if (!first) return setError(r.error);
+          break;
+        }
+        first ??= r.value;
+        all.push(...r.value.history);
+        next = r.value.next_cursor;
+      } while (next && all.length < CHART_MAX);
+      setRep(first);
+      setHistory(all);
+      setCursor(next);
+    })().catch(() => setError({ code: 'network', message: 'The service could not be reached.', status: 0 }));
+    if (!isTest && !site.paymentsEnabled) {
+      void getJson<TrustScore>(`/score/${encodeURIComponent(id)}`).then((r) => setScore(r.ok ? r.value : r.error));
+    }
+  }, [id]);
+
+  async function loadMore() {
+    if (!cursor) return;
+    const r = await reputationPage(id, cursor);
+    if (!r.ok) return setError(r.error);
+    setHistory((h) => [...h, ...r.value.history]);
+    setCursor(r.value.next_cursor);
+  }
+
+  const pages = Math.max(1, Math.ceil(history.length / TABLE_PAGE));
+  const shown = history.slice(page * TABLE_PAGE, (page + 1) * TABLE_PAGE);
+  const points: ChartPoint[] = history.slice(0, CHART_MAX).map((h) => ({ t: Date.parse(h.verified_at) / 1000, overall: h.overall_ratio, pass: h.result === 'pass' }));
+
+  return (
+    <main id="main">
+      <p>
+        <a href="/">← Playground</a>
+      </p>
+      <h1>
+        Agent <code>{id}</code>
+      </h1>
+      {isTest ? (
+        <p class="notice" id="test-agent-note">
+          This is an example agent: ids starting with <code>test-</code> are recorded but never count in a trust score.
+        </p>
+      ) : null}
+      <p class="muted">The agent id is a label the caller chose; it is not authenticated.</p>
+      {error ? (
+        <p class="error-text">
+          <code>{error.code}</code>: {error.message}
+        </p>
+      ) : !rep ? (
+        <p>Loading…</p>
+      ) : (
+        <>
+          <dl class="facts" id="counts">
+            <dt>Verifications</dt>
+            <dd>{rep.verifications}</dd>
+            <dt>Passes</dt>
+            <dd>{rep.passes}</dd>
+            <dt>Fails</dt>
+            <dd>{rep.fails}</dd>
+            <dt>Pass rate</dt>
+            <dd id="pass-rate">{(rep.pass_rate * 100).toFixed(1)}%</dd>
+            <dt>First seen</dt>
+            <dd>{rep.first_seen ?? '—'}</dd>
+            <dt>Last seen</dt>
+            <dd>{rep.last_seen ?? '—'}</dd>
+          </dl>
+          <section aria-labelledby="trust-title">
+            <h2 id="trust-title">Trust score</h2>
+            <TrustScoreView isTest={isTest} paid={site.paymentsEnabled} score={score} id={id} />
+          </section>
+          <section aria-labelledby="chart-title">
+            <h2 id="chart-title">Results over time</h2>
+            {history.length ? (
+              <>
+                <ResultsChart points={points} />
+                {history.length < rep.verifications ? (
+                  <p class="muted">The newest {history.length} of {rep.verifications} verifications.</p>
+                ) : null}
+              </>
+            ) : (
+              <p>No verifications recorded for this agent yet.</p>
+            )}
+          </section>
+          <section aria-labelledby="history-title">
+            <h2 id="history-title">History</h2>
+            <table class="history">
+              <thead>
+                <tr>
+                  <th scope="col">Verified at</th>
+                  <th scope="col">Task</th>
+                  <th scope="col">Result</th>
+                  <th scope="col">Overall</th>
+                  <th scope="col">Receipt</th>
+                </tr>
+              </thead>
+              <tbody>
+                {shown.map((h) => (
+                  <tr key={h.verification_id}>
+                    <td>{h.verified_at}</td>
+                    <td>
+                      <code>{h.task_id}</code>
+                    </td>
+                    <td>
+                      <span class={`badge ${h.result}`}>{h.result}</span>
+                    </td>
+                    <td>{(h.overall_ratio * 100).toFixed(1)}%</td>
+                    <td>
+                      <a href={`/receipts/${encodeURIComponent(h.verification_id)}`}>receipt</a>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <nav class="pager" aria-label="History pages">
+              <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>
+                Newer
+              </button>
+              <span>
+                Page {page + 1} of {pages}
+              </span>
+              <button
+                type="button"
+                disabled={page + 1 >= pages && !cursor}
+                onClick={() => {
+                  if (page + 1 >= pages) void loadMore().then(() => setPage(page + 1));
+                  else setPage(page + 1);
+                }}
+              >
+                Older
+              </button>
+            </nav>
+          </section>
+        </>
+      )}
+    </main>
+  );
+}
+
+function TrustScoreView({ isTest, paid, score, id }: { isTest: boolean; paid: boolean; score: TrustScore | ApiErrorBody | null; id: string }) {
+  if (isTest) return <p>Not scored: example agents never get a trust score.</p>;
+  if (paid) {
+    return (
+      <p>
+        The trust score is a paid call on this server: <code>GET /score/{id}</code> (x402).
+      </p>
+    );
+  }
+  if (!score) return <p>Loading…</p>;
+  if ('code' in score) {
+    return (
+      <p class="error-text">
+        <code>{score.code}</code>: {score.message}
+      </p>
+    );
+  }
+  return (
+    <>
+      <p class="score" id="trust-score">
+        <strong>{score.score}</strong> / 100
+      </p>
+      {score.inputs ? (
+        <table class="inputs">
+          <caption>Inputs (a signed, deterministic function of the non-test history)</caption>
+          <tbody>
+            {Object.entries(score.inputs).map(([k, v]) => (
+              <tr key={k}>
+                <th scope="row">
+                  <code>{k}</code>
+                </th>
+                <td>{typeof v === 'object' ? JSON.stringify(v) : String(v)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+    </>
+  );
+}
