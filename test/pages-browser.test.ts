@@ -192,12 +192,12 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('pages in Chromium', () => {
       return n;
     });
     expect(painted).toBeGreaterThan(500);
-    expect(await page.locator('table.history tbody tr').count()).toBe(20);
-    await page.click('text=Older');
-    expect(await page.locator('table.history tbody tr').count()).toBe(10);
     await page.locator('#trust-score').waitFor();
     expect(await page.locator('table.inputs').textContent()).toContain('verifications30');
     await page.screenshot({ path: path.join(ARTIFACTS, 'agent.png'), fullPage: true });
+    expect(await page.locator('table.history tbody tr').count()).toBe(20);
+    await page.click('text=Older');
+    expect(await page.locator('table.history tbody tr').count()).toBe(10);
     await page.close();
 
     const example = await open(`${app.base}/agents/test-invoice-agent`);

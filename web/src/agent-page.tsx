@@ -88,7 +88,11 @@ export function AgentPage({ id, site }: { id: string; site: Site }) {
 
   const pages = Math.max(1, Math.ceil(history.length / TABLE_PAGE));
   const shown = history.slice(page * TABLE_PAGE, (page + 1) * TABLE_PAGE);
-  const points: ChartPoint[] = history.slice(0, CHART_MAX).map((h) => ({ t: Date.parse(h.verified_at) / 1000, overall: h.overall_ratio, pass: h.result === 'pass' }));
+  // History is newest first; the chart reads oldest first.
+  const points: ChartPoint[] = history
+    .slice(0, CHART_MAX)
+    .map((h) => ({ verifiedAt: h.verified_at, overall: h.overall_ratio, pass: h.result === 'pass' }))
+    .reverse();
 
   return (
     <main id="main">

@@ -1,6 +1,8 @@
 /**
  * @module An agent's results over time, drawn with uPlot on a canvas: each
- * verification's overall ratio as a point, and the pass rate so far as a line.
+ * verification's overall ratio as a point, and the pass rate so far as a line,
+ * oldest first. The x axis counts verifications rather than clock time, so that
+ * a burst within one second stays readable; the legend shows each one's time.
  * The same numbers are in the history table below it, for screen readers.
  */
 import { useEffect, useRef } from 'preact/hooks';
@@ -8,8 +10,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 
 export interface ChartPoint {
-  /** Seconds since the epoch. */
-  t: number;
+  verifiedAt: string;
   overall: number;
   pass: boolean;
 }
@@ -21,12 +22,13 @@ function colors() {
     : { axis: '#1f2328', grid: '#d0d7de', ratio: '#0550ae', rate: '#1a7f37' };
 }
 
+/** `points` oldest first. */
 export function ResultsChart({ points }: { points: ChartPoint[] }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current;
     if (!el || points.length === 0) return;
-    const sorted = [...points].sort((a, b) => a.t - b.t);
+    const sorted = points;
     let passes = 0;
     const rate = sorted.map((p, i) => {
       if (p.pass) passes++;
@@ -38,15 +40,18 @@ export function ResultsChart({ points }: { points: ChartPoint[] }) {
       {
         width: Math.max(280, el.clientWidth),
         height: 260,
-        scales: { y: { range: [0, 1] } },
-        axes: [axis, { ...axis, values: (_u, vals) => vals.map((v) => `${Math.round(v * 100)}%`) }],
+        scales: { x: { time: false }, y: { range: [0, 1] } },
+        axes: [
+          { ...axis, label: 'Verification (oldest first)', values: (_u, vals) => vals.map((v) => (Number.isInteger(v) ? String(v) : '')) },
+          { ...axis, values: (_u, vals) => vals.map((v) => `${Math.round(v * 100)}%`) },
+        ],
         series: [
-          { label: 'Time' },
+          { label: 'Verified at', value: (_u, v) => (v == null ? '--' : `#${v} ${sorted[v - 1]?.verifiedAt ?? ''}`) },
           { label: 'Overall ratio', stroke: c.ratio, width: 0, points: { show: true, size: 7, fill: c.ratio } },
           { label: 'Pass rate so far', stroke: c.rate, width: 2, points: { show: false } },
         ],
       },
-      [sorted.map((p) => p.t), sorted.map((p) => p.overall), rate],
+      [sorted.map((_p, i) => i + 1), sorted.map((p) => p.overall), rate],
       el,
     );
     const onResize = () => plot.setSize({ width: Math.max(280, el.clientWidth), height: 260 });

@@ -267,6 +267,8 @@ export function Playground({ site }: { site: Site }) {
   );
 }
 
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
 function Allowance({ a }: { a: Outcome['allowance'] }) {
   if (a.remaining === null) return null;
   return (
@@ -326,8 +328,8 @@ function Verdict({ outcome }: { outcome: Outcome }) {
       )}
       <Scores schema={receipt.schema_compliance} integrity={receipt.integrity_checks} overall={receipt.overall} />
       <p class="muted counts">
-        {receipt.errors_total ?? 0} errors{receipt.errors_omitted ? ` (${receipt.errors_omitted} not listed)` : ''}, {receipt.flags_total ?? 0} flags
-        {receipt.flags_omitted ? ` (${receipt.flags_omitted} not listed)` : ''}, {receipt.hints_total ?? 0} hints
+        {plural(receipt.errors_total ?? 0, 'error')}{receipt.errors_omitted ? ` (${receipt.errors_omitted} not listed)` : ''}, {plural(receipt.flags_total ?? 0, 'flag')}
+        {receipt.flags_omitted ? ` (${receipt.flags_omitted} not listed)` : ''}, {plural(receipt.hints_total ?? 0, 'hint')}
         {receipt.hints_omitted ? ` (${receipt.hints_omitted} not listed)` : ''}.
       </p>
       {failed.length ? (

@@ -74,7 +74,9 @@ function fromBase64(text: unknown, length: number): Uint8Array | undefined {
   } catch {
     return undefined;
   }
-  if (bin.length !== length) return undefined;
+  // Canonical only (unused low bits zero), as the service's verifier requires: otherwise two different
+  // texts would carry the same signature and a changed character could go unnoticed.
+  if (bin.length !== length || btoa(bin) !== text) return undefined;
   const out = new Uint8Array(length);
   for (let i = 0; i < length; i++) out[i] = bin.charCodeAt(i);
   return out;
