@@ -29,7 +29,7 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('pages in Chromium', () => {
   let browser: Browser;
   let context: BrowserContext;
   let app: Running;
-  let data: { cleanup(): void };
+  let data: { dir: string; cleanup(): void };
   let port: number;
   const requests: string[] = [];
   const consoleErrors: string[] = [];
@@ -183,7 +183,8 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('pages in Chromium', () => {
     const canvas = page.locator('.chart canvas');
     await canvas.waitFor();
     // Drawn: the canvas holds non-background pixels in the plot's colours.
-    const painted = await canvas.evaluate((c: HTMLCanvasElement) => {
+    // (typed loosely: this runs in the page, and the test build has no DOM types)
+    const painted = await canvas.evaluate((c: any) => {
       const ctx = c.getContext('2d');
       if (!ctx || c.width === 0) return 0;
       const px = ctx.getImageData(0, 0, c.width, c.height).data;

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAGES_CSP, pagesPlugin } from '../src/pages/plugin.js';
 import { verifyReceipt } from '../src/receipts/verify-receipt.js';
 import { checkReceipt, lineColumn, parseJsonText } from '../web/src/receipt-check.js';
-import { pathMatcher, jsonLines } from '../web/src/json-view.js';
+import { jsonLines, pathMatcher } from '../web/src/json-lines.js';
 import { postJson, projectRoot, startApp, tempDir, type Running } from './http-helpers.js';
 
 const site = { serviceName: 'svc <&">', version: '9.9.9', paymentsEnabled: false, freeAllowancePerDay: 7 };
@@ -84,7 +84,7 @@ describe('/docs CSP', () => {
 
 describe('in-browser receipt checker, run under Node', () => {
   let run: Running;
-  let data: { cleanup(): void };
+  let data: { dir: string; cleanup(): void };
   let card: unknown;
   const invoice = readFileSync(path.join(projectRoot, 'test/fixtures/invoice.request.json'), 'utf8');
   beforeAll(async () => {
