@@ -113,7 +113,7 @@ describe('aov verify (in-process)', () => {
   });
 
   it('exits 2 with usage on stderr for usage errors', async () => {
-    for (const argv of [[], ['--schema', 'x.json'], ['a.json', 'b.json'], ['--bogus'], ['a.json', '--strict'], ['--detail', 'tiny', 'a.json']]) {
+    for (const argv of [[], ['--schema', 'x.json'], ['a.json', '--output', 'b.json'], ['--bogus'], ['a.json', '--strict'], ['--detail', 'tiny', 'a.json']]) {
       const r = await cli(argv);
       expect(r.code, argv.join(' ')).toBe(2);
       expect(r.out).toBe('');

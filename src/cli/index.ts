@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 /**
  * @module The `aov` command line: one binary for everything a user does locally
- * (SPEC §7). Each subcommand lives in its own module and is loaded on demand,
- * so `aov verify` does not pay for the server's imports.
+ * (docs/protocol.md#command-line). Each subcommand lives in its own module and
+ * is loaded on demand, so `aov verify` does not pay for the server's imports.
  */
 import type { CliIO } from './io.js';
 import { defaultIO } from './io.js';
+import { didYouMean } from './args.js';
+import { VERSION } from '../version.js';
 
 type CommandModule = { run(argv: string[], io: CliIO): Promise<number> };
 
@@ -19,7 +21,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
 
 function usage(): string {
   const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(14)} ${c.summary}`);
-  return `usage: aov <command> [options]\n\ncommands:\n${lines.join('\n')}\n\nRun 'aov <command> --help' for a command's options.\n`;
+  return `usage: aov <command> [options]\n\ncommands:\n${lines.join('\n')}\n\nRun 'aov <command> --help' for a command's options; 'aov --version' prints the version.\n`;
 }
 
 export async function main(argv: string[], io: CliIO = defaultIO): Promise<number> {
@@ -28,9 +30,14 @@ export async function main(argv: string[], io: CliIO = defaultIO): Promise<numbe
     io.stdout(usage());
     return name ? 0 : 2;
   }
-  const command = COMMANDS[name];
+  if (name === '--version' || name === '-v' || name === '-V' || name === 'version') {
+    io.stdout(`${VERSION}\n`);
+    return 0;
+  }
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
-    io.stderr(`aov: unknown command '${name}'\n${usage()}`);
+    const guess = didYouMean(name.replace(/^-+/, ''), Object.keys(COMMANDS));
+    io.stderr(`aov: unknown command '${name}'${guess ? ` — did you mean '${guess}'?` : ''}\n\n${usage()}`);
     return 2;
   }
   const mod = await command.load();

@@ -1,10 +1,14 @@
 /**
  * @module `aov keys generate | list | rotate [--data-dir D]`: manage the
- * service's Ed25519 signing keys in `<data-dir>/keys` (SPEC §5.3, §7). Prints
- * public information only; private keys never leave their files.
+ * service's Ed25519 signing keys in `<data-dir>/keys` (docs/protocol.md#keys).
+ * The data directory comes from the server's configuration (DATA_DIR), so
+ * `DATA_DIR=D aov keys rotate` rotates the keys the service in D signs with.
+ * Prints public information only; private keys never leave their files.
  */
 import path from 'node:path';
 import type { CliIO } from './io.js';
+import { didYouMean, parseCommandArgs, UsageError } from './args.js';
+import { ConfigError, loadConfig } from '../config.js';
 import { createKeyRing } from '../receipts/key-ring.js';
 
 const USAGE = `usage: aov keys <generate|list|rotate> [--data-dir DIR]
@@ -13,54 +17,66 @@ const USAGE = `usage: aov keys <generate|list|rotate> [--data-dir DIR]
   list       print every key ever used (JSON array of public key info)
   rotate     add a new active key and retire the current one (kept for verification)
 
-  --data-dir DIR   data directory (default ./data); keys live in DIR/keys
+  --data-dir DIR   data directory; keys live in DIR/keys (default DATA_DIR, else ./data)
 `;
 
+const ACTIONS = ['generate', 'list', 'rotate'];
+
+const OPTIONS = {
+  'data-dir': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 export async function run(argv: string[], io: CliIO): Promise<number> {
-  let action: string | undefined;
-  let dataDir = './data';
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '--help' || a === '-h') {
+  let action: string;
+  let dataDir: string;
+  try {
+    const { values, positionals } = parseCommandArgs(argv, OPTIONS);
+    if (values.help) {
       io.stdout(USAGE);
       return 0;
-    } else if (a === '--data-dir' || a.startsWith('--data-dir=')) {
-      const v = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
-      if (!v) return usageError(io, '--data-dir needs a directory');
-      dataDir = v;
-    } else if (!a.startsWith('-') && action === undefined) {
-      action = a;
-    } else {
-      return usageError(io, `unexpected argument '${a}'`);
     }
+    if (positionals.length === 0) throw new UsageError('missing action');
+    if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
+    action = positionals[0];
+    if (!ACTIONS.includes(action)) {
+      const guess = didYouMean(action, ACTIONS);
+      throw new UsageError(`unknown action '${action}'${guess ? ` — did you mean '${guess}'?` : ''}`);
+    }
+    dataDir = loadConfig(undefined, { 'data-dir': values['data-dir'] }).dataDir;
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      io.stderr(`aov keys: invalid configuration: ${e.message}\n`);
+      return 2;
+    }
+    if (!(e instanceof UsageError)) throw e;
+    io.stderr(`aov keys: ${e.message}\n${USAGE}`);
+    return 2;
   }
-  if (!action) return usageError(io, 'missing action');
-  const ring = createKeyRing({ dir: path.join(dataDir, 'keys') });
+  const keysDir = path.join(dataDir, 'keys');
+  const ring = createKeyRing({ dir: keysDir });
   try {
     switch (action) {
       case 'generate': {
         const existing = ring.list().some((k) => k.status === 'active');
         const info = ring.active();
-        if (existing) io.stderr(`aov keys: an active key already exists (${info.keyVersion}); use 'aov keys rotate' for a new one\n`);
+        if (existing) io.stderr(`aov keys: an active key already exists in ${keysDir} (${info.keyVersion}); use 'aov keys rotate' for a new one\n`);
+        else io.stderr(`aov keys: created signing key ${info.keyVersion} in ${keysDir}\n`);
         io.stdout(`${JSON.stringify(info, null, 2)}\n`);
         return 0;
       }
       case 'list':
         io.stdout(`${JSON.stringify(ring.list(), null, 2)}\n`);
         return 0;
-      case 'rotate':
-        io.stdout(`${JSON.stringify(ring.rotate(), null, 2)}\n`);
+      default: {
+        const info = ring.rotate();
+        io.stderr(`aov keys: ${info.keyVersion} is now the active key in ${keysDir}; the previous one is retired and stays published\n`);
+        io.stdout(`${JSON.stringify(info, null, 2)}\n`);
         return 0;
-      default:
-        return usageError(io, `unknown action '${action}'`);
+      }
     }
   } catch (e) {
     io.stderr(`aov keys: ${e instanceof Error ? e.message : String(e)}\n`);
     return 2;
   }
-}
-
-function usageError(io: CliIO, message: string): number {
-  io.stderr(`aov keys: ${message}\n${USAGE}`);
-  return 2;
 }

@@ -1,108 +1,129 @@
 /**
- * @module `aov receipt verify`: check a signed receipt offline (SPEC §7) with
- * a raw public key or the service's agent card, and — given the request —
- * recompute all four hashes. Exit 0 valid, 1 invalid (one line naming the
- * failed check), 2 usage error.
+ * @module `aov receipt verify`: check a signed receipt offline
+ * (docs/protocol.md#receipts) with a raw public key or the service's agent card
+ * (a file, or its URL, fetched once), and — given the request — recompute all
+ * four hashes. Exit 0 valid, 1 invalid (one line naming the failed check), 2
+ * usage error.
  */
 import type { CliIO } from './io.js';
+import { didYouMean, lineColumn, parseCommandArgs, UsageError } from './args.js';
 import { ReceiptKeyError, verifyReceipt, type ReceiptKeys } from '../receipts/verify-receipt.js';
 
-const USAGE = `usage: aov receipt verify RECEIPT.json (--public-key BASE64 | --agent-card FILE)
+const USAGE = `usage: aov receipt verify RECEIPT.json (--public-key BASE64 | --agent-card FILE|URL)
                           [--request REQUEST.json] [--context verify|score]
 
-  --public-key BASE64   standard base64 of the raw 32-byte Ed25519 public key
-  --agent-card FILE     the service's /.well-known/agent-card.json (key looked up by key_version,
-                        validity window checked)
-  --request FILE        the original request: also recompute output/schema/rules/request hashes
-  --context C           verify (receipts of /verify/*) or score (trust scores); default: inferred
+  --public-key BASE64    standard base64 of the raw 32-byte Ed25519 public key
+  --agent-card FILE|URL  the service's agent card: a saved file, or its URL
+                         (e.g. https://host/.well-known/agent-card.json), fetched once;
+                         the key is looked up by key_version, its validity window checked
+  --request FILE         the original request: also recompute output/schema/rules/request hashes
+  --context C            verify (receipts of /verify/*) or score (trust scores); default: inferred
   Use - for at most one file to read standard input.
   Exit 0 valid, 1 invalid (names the failed check), 2 usage error.
 `;
+
+const OPTIONS = {
+  'public-key': { type: 'string' },
+  'agent-card': { type: 'string' },
+  request: { type: 'string' },
+  context: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** How long to wait for an agent card URL before giving up. */
+const FETCH_TIMEOUT_MS = 15_000;
+
+export interface ReceiptCliOptions {
+  /** Fetch an agent card URL (tests inject one; default: global fetch). */
+  fetch?: typeof fetch;
+}
 
 function usageError(io: CliIO, message: string): number {
   io.stderr(`aov receipt: ${message}\n${USAGE}`);
   return 2;
 }
 
-export async function run(argv: string[], io: CliIO): Promise<number> {
+async function fetchCard(url: string, fetchImpl: typeof fetch): Promise<string> {
+  let res: Response;
+  try {
+    res = await fetchImpl(url, { headers: { accept: 'application/json' }, redirect: 'follow', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+  } catch (e) {
+    const cause = e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e);
+    throw new UsageError(`cannot fetch the agent card ${url}: ${cause}`);
+  }
+  if (!res.ok) throw new UsageError(`cannot fetch the agent card ${url}: HTTP ${res.status}`);
+  return res.text();
+}
+
+export async function run(argv: string[], io: CliIO, options: ReceiptCliOptions = {}): Promise<number> {
   const [action, ...rest] = argv;
   if (action === '--help' || action === '-h' || action === 'help') {
     io.stdout(USAGE);
     return 0;
   }
-  if (action !== 'verify') return usageError(io, action ? `unknown action '${action}'` : 'missing action');
+  if (action !== 'verify') {
+    const guess = action ? didYouMean(action, ['verify']) : undefined;
+    return usageError(io, action ? `unknown action '${action}'${guess ? ` — did you mean 'verify'?` : ''}` : 'missing action');
+  }
 
-  const opts: Record<string, string> = {};
-  let receiptFile: string | undefined;
-  const valued = new Set(['--public-key', '--agent-card', '--request', '--context']);
-  for (let i = 0; i < rest.length; i++) {
-    const a = rest[i];
-    if (a === '--help' || a === '-h') {
+  try {
+    const { values, positionals } = parseCommandArgs(rest, OPTIONS);
+    if (values.help) {
       io.stdout(USAGE);
       return 0;
     }
-    const eq = a.indexOf('=');
-    const name = a.startsWith('--') && eq > 0 ? a.slice(0, eq) : a;
-    if (valued.has(name)) {
-      const v = name !== a ? a.slice(eq + 1) : rest[++i];
-      if (v === undefined || v === '') return usageError(io, `${name} needs a value`);
-      if (name in opts) return usageError(io, `${name} given twice`);
-      opts[name] = v;
-    } else if ((a === '-' || !a.startsWith('-')) && receiptFile === undefined) {
-      receiptFile = a;
+    if (positionals.length === 0) throw new UsageError('missing RECEIPT.json');
+    if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
+    const receiptFile = positionals[0];
+    const card = values['agent-card'];
+    const publicKey = values['public-key'];
+    if ((card === undefined) === (publicKey === undefined)) throw new UsageError('give exactly one of --public-key or --agent-card');
+    if (card === '' || publicKey === '') throw new UsageError(`${card === '' ? '--agent-card' : '--public-key'} needs a value`);
+    const context = values.context;
+    if (context !== undefined && context !== 'verify' && context !== 'score') throw new UsageError('--context is verify or score');
+    if ([receiptFile, card, values.request].filter((f) => f === '-').length > 1) throw new UsageError('only one file can be read from standard input');
+
+    const read = (file: string, what: string): string => {
+      try {
+        return io.readFile(file);
+      } catch (e) {
+        throw new UsageError(`cannot read the ${what} ${file}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+      }
+    };
+
+    const receiptText = read(receiptFile, 'receipt');
+    let keys: ReceiptKeys;
+    if (card !== undefined) {
+      const isUrl = /^https?:\/\//i.test(card);
+      const cardText = isUrl ? await fetchCard(card, options.fetch ?? fetch) : read(card, 'agent card');
+      try {
+        keys = { agentCard: JSON.parse(cardText) as unknown };
+      } catch (e) {
+        const at = /position (\d+)/.exec(e instanceof Error ? e.message : '');
+        const pos = at ? lineColumn(cardText, Number(at[1])) : undefined;
+        const where = pos ? ` (line ${pos.line}, column ${pos.column})` : '';
+        throw new UsageError(`the agent card ${card} is not valid JSON${where}`);
+      }
     } else {
-      return usageError(io, `unexpected argument '${a}'`);
+      keys = { publicKey: publicKey as string };
     }
-  }
-  if (receiptFile === undefined) return usageError(io, 'missing RECEIPT.json');
-  if (('--public-key' in opts) === ('--agent-card' in opts)) return usageError(io, 'give exactly one of --public-key or --agent-card');
-  const context = opts['--context'];
-  if (context !== undefined && context !== 'verify' && context !== 'score') return usageError(io, '--context is verify or score');
-  const stdinUses = [receiptFile, opts['--agent-card'], opts['--request']].filter((f) => f === '-').length;
-  if (stdinUses > 1) return usageError(io, 'only one file can be read from standard input');
+    const request = values.request !== undefined ? read(values.request, 'request') : undefined;
 
-  const read = (file: string, what: string): string | number => {
+    let result;
     try {
-      return io.readFile(file);
+      result = verifyReceipt(receiptText, keys, { request, context: context as 'verify' | 'score' | undefined });
     } catch (e) {
-      return usageError(io, `cannot read the ${what} ${file}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+      if (e instanceof ReceiptKeyError) throw new UsageError(e.message);
+      throw e;
     }
-  };
-
-  const receiptText = read(receiptFile, 'receipt');
-  if (typeof receiptText === 'number') return receiptText;
-
-  let keys: ReceiptKeys;
-  if (opts['--agent-card'] !== undefined) {
-    const cardText = read(opts['--agent-card'], 'agent card');
-    if (typeof cardText === 'number') return cardText;
-    try {
-      keys = { agentCard: JSON.parse(cardText) as unknown };
-    } catch {
-      return usageError(io, `the agent card ${opts['--agent-card']} is not valid JSON`);
+    if (result.valid) {
+      io.stdout(`ok: receipt signature valid${request !== undefined ? ' and hashes match the request' : ''} (key_version ${result.keyVersion})\n`);
+      return 0;
     }
-  } else {
-    keys = { publicKey: opts['--public-key'] };
-  }
-
-  let request: string | undefined;
-  if (opts['--request'] !== undefined) {
-    const text = read(opts['--request'], 'request');
-    if (typeof text === 'number') return text;
-    request = text;
-  }
-
-  let result;
-  try {
-    result = verifyReceipt(receiptText, keys, { request, context: context as 'verify' | 'score' | undefined });
+    io.stdout(`invalid: ${result.failedCheck}: ${result.message}\n`);
+    return 1;
   } catch (e) {
-    if (e instanceof ReceiptKeyError) return usageError(io, e.message);
+    if (e instanceof UsageError) return usageError(io, e.message);
     throw e;
   }
-  if (result.valid) {
-    io.stdout(`ok: receipt signature valid${request !== undefined ? ' and hashes match the request' : ''} (key_version ${result.keyVersion})\n`);
-    return 0;
-  }
-  io.stdout(`invalid: ${result.failedCheck}: ${result.message}\n`);
-  return 1;
 }

@@ -1,12 +1,14 @@
 /**
  * @module `aov request-hash REQUEST.json [--canonical]`: the request_hash of
- * a verification request (SPEC §5.1), or with --canonical the exact JCS text
- * it is the SHA-256 of. `-` reads standard input.
+ * a verification request (docs/protocol.md#hashes), or with --canonical the
+ * exact RFC 8785 text it is the SHA-256 of. `-` reads standard input.
  */
 import type { CliIO } from './io.js';
+import { parseCommandArgs, UsageError } from './args.js';
+import { ConfigError, loadConfig } from '../config.js';
 import { isApiError } from '../errors.js';
-import { parseVerificationRequest } from '../core/request.js';
 import { canonicalRequest, computeHashes } from '../receipts/hashes.js';
+import { loadRequestFile } from './verify.js';
 
 const USAGE = `usage: aov request-hash REQUEST.json [--canonical]
 
@@ -15,38 +17,33 @@ const USAGE = `usage: aov request-hash REQUEST.json [--canonical]
   Use - to read the request from standard input. Exit 0 ok, 2 unreadable/invalid request.
 `;
 
+const OPTIONS = {
+  canonical: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 export async function run(argv: string[], io: CliIO): Promise<number> {
-  let file: string | undefined;
-  let canonical = false;
-  for (const a of argv) {
-    if (a === '--help' || a === '-h') {
+  try {
+    const { values, positionals } = parseCommandArgs(argv, OPTIONS);
+    if (values.help) {
       io.stdout(USAGE);
       return 0;
-    } else if (a === '--canonical') {
-      canonical = true;
-    } else if ((a === '-' || !a.startsWith('-')) && file === undefined) {
-      file = a;
-    } else {
-      io.stderr(`aov request-hash: unexpected argument '${a}'\n${USAGE}`);
-      return 2;
     }
-  }
-  if (file === undefined) {
-    io.stderr(`aov request-hash: missing REQUEST.json\n${USAGE}`);
-    return 2;
-  }
-  let text: string;
-  try {
-    text = io.readFile(file);
-  } catch (e) {
-    io.stderr(`aov request-hash: cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? 'error'}\n`);
-    return 2;
-  }
-  try {
-    const parsed = parseVerificationRequest(text);
-    io.stdout(`${canonical ? canonicalRequest(parsed.request) : computeHashes(parsed).request_hash}\n`);
+    if (positionals.length === 0) throw new UsageError('missing REQUEST.json');
+    if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
+    const { maxJsonDepth } = loadConfig();
+    const parsed = loadRequestFile(positionals[0], io, maxJsonDepth);
+    io.stdout(`${values.canonical ? canonicalRequest(parsed.request) : computeHashes(parsed).request_hash}\n`);
     return 0;
   } catch (e) {
+    if (e instanceof UsageError) {
+      io.stderr(`aov request-hash: ${e.message}\n${USAGE}`);
+      return 2;
+    }
+    if (e instanceof ConfigError) {
+      io.stderr(`aov request-hash: invalid configuration: ${e.message}\n`);
+      return 2;
+    }
     if (!isApiError(e)) throw e;
     const lines = e.fields.map((f) => `  ${f.field}: ${f.problem} — ${f.fix}\n`).join('');
     io.stderr(`aov request-hash: ${e.message}\n${lines}`);

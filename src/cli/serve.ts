@@ -4,7 +4,9 @@
  * message naming it. SIGTERM/SIGINT shut down gracefully: new requests get 503,
  * in-flight ones finish, the store closes, exit 0.
  */
+import { parseArgs } from 'node:util';
 import type { CliIO } from './io.js';
+import { didYouMean } from './args.js';
 import { CONFIG_FLAGS, ConfigError, loadConfig } from '../config.js';
 import type { ConfigFlags } from '../config.js';
 
@@ -25,39 +27,45 @@ options:
   -h, --help                this help
 `;
 
-/** Parse `--name value`, `--name=value` and bare boolean flags. Throws ConfigError for unknown ones. */
+/**
+ * Parse `--name value`, `--name=value` and the boolean `--trust-proxy [bool]` with
+ * node:util parseArgs. Throws ConfigError naming the flag (with a did-you-mean
+ * for a misspelt one).
+ */
 export function parseServeFlags(argv: string[]): ConfigFlags & { help?: boolean } {
-  const out: ConfigFlags & { help?: boolean } = {};
-  const known = new Map(CONFIG_FLAGS.map((f) => [f.flag as string, f]));
+  // parseArgs has no optional values: give the boolean flag its value explicitly.
+  const args: string[] = [];
+  const booleans = new Set(CONFIG_FLAGS.filter((f) => f.boolean).map((f) => `--${f.flag}`));
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    if (arg === '-h' || arg === '--help') {
+    if (booleans.has(arg)) {
+      const next = argv[i + 1];
+      const explicit = next !== undefined && /^(true|false|1|0|yes|no|on|off)$/i.test(next);
+      args.push(`${arg}=${explicit ? next : 'true'}`);
+      if (explicit) i++;
+    } else {
+      args.push(arg);
+    }
+  }
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = { help: { type: 'boolean', short: 'h' } };
+  for (const f of CONFIG_FLAGS) options[f.flag] = { type: 'string' };
+  const { tokens } = parseArgs({ args, options, allowPositionals: true, strict: false, tokens: true });
+  const out: ConfigFlags & { help?: boolean } = {};
+  const names = CONFIG_FLAGS.map((f) => f.flag as string);
+  for (const t of tokens) {
+    if (t.kind === 'positional') throw new ConfigError(t.value, 'unexpected argument (see aov serve --help)');
+    if (t.kind !== 'option') continue;
+    if (t.name === 'help') {
       out.help = true;
       continue;
     }
-    if (!arg.startsWith('--')) throw new ConfigError(arg, 'unexpected argument (see aov serve --help)');
-    const eq = arg.indexOf('=');
-    const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
-    const spec = known.get(name);
-    if (!spec) throw new ConfigError(`--${name}`, 'unknown option (see aov serve --help)');
-    let value: string | undefined = eq === -1 ? undefined : arg.slice(eq + 1);
-    if (value === undefined) {
-      const next = argv[i + 1];
-      if (spec.boolean) {
-        // --trust-proxy also takes a hop count or a list of proxy addresses.
-        if (next !== undefined && (/^(true|false|1|0|yes|no|on|off)$/i.test(next) || (spec.flag === 'trust-proxy' && !next.startsWith('-')))) {
-          value = next;
-          i++;
-        } else {
-          value = 'true';
-        }
-      } else {
-        if (next === undefined || next.startsWith('--')) throw new ConfigError(`--${name}`, 'needs a value');
-        value = next;
-        i++;
-      }
+    const spec = CONFIG_FLAGS.find((f) => f.flag === t.name);
+    if (!spec) {
+      const guess = didYouMean(t.name, names);
+      throw new ConfigError(t.rawName, `unknown option${guess ? ` — did you mean --${guess}?` : ''} (see aov serve --help)`);
     }
-    out[spec.flag] = value;
+    if (t.value === undefined || (t.inlineValue === false && t.value.startsWith('--'))) throw new ConfigError(`--${t.name}`, 'needs a value');
+    out[spec.flag] = t.value;
   }
   return out;
 }

@@ -1,62 +1,71 @@
 /**
- * @module `aov verify`: verify an output offline (SPEC §7). Either a full
- * request body (`aov verify request.json`) or the parts as files
- * (`--schema S.json --output O.json [--rules R.json] [--bounds B.json] ...`).
- * Prints the response JSON; exit 0 pass, 1 fail, 2 invalid request or usage.
+ * @module `aov verify`: verify outputs offline, for people and CI pipelines
+ * (docs/protocol.md#command-line). Either full request bodies
+ * (`aov verify a.request.json b.request.json`) or the parts as files
+ * (`--schema S.json --output O.json [--output P.json | --output DIR] [--rules R.json] ...`).
+ * Prints the response JSON (or with `--format text` one line per verdict);
+ * exit 0 when every verdict passes, 1 when any fails, 2 for an invalid request
+ * or a usage error.
  *
- * Built in three steps so other flags can be layered on: argv → options
- * (parseVerifyArgs), options → parsed request (loadRequest), parsed request →
- * response (runVerification).
+ * Built in steps so other flags can be layered on: argv → options
+ * (parseVerifyArgs), options → inputs (one per verdict), input → parsed request
+ * (loadRequest), parsed request → response (runVerification or the issuer).
  */
 import { randomUUID } from 'node:crypto';
+import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import type { CliIO } from './io.js';
-import { invalidRequest, isApiError } from '../errors.js';
+import { lineColumn, parseCommandArgs, UsageError } from './args.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { invalidRequest, isApiError, type ErrorBody } from '../errors.js';
 import type { Detail, ParsedRequest } from '../core/types.js';
 import { parseVerificationRequest } from '../core/request.js';
 import { parseStrictJson, StrictJsonError } from '../core/strict-json.js';
-import { createVerifier, type Verifier } from '../core/verify.js';
 import { buildResponse, type VerificationResponse } from '../core/response.js';
-import { createSchemaEngine } from '../core/schema/index.js';
 import { computeHashes } from '../receipts/hashes.js';
 import { rfc3339Seconds } from '../receipts/time.js';
-import { createKeyRing } from '../receipts/key-ring.js';
-import { createAttestor } from '../receipts/v1/attestation.js';
-import { createReceiptIssuer } from '../receipts/issue-receipt.js';
+import { createIssuer, type Issuer } from '../service/issuer.js';
 import { VERSION } from '../version.js';
 
-export const VERIFY_USAGE = `usage: aov verify REQUEST.json
-       aov verify --schema S.json --output O.json [options]
+export { UsageError } from './args.js';
 
-Verify an agent output offline. '-' reads standard input.
-Prints the response JSON; exit code 0 pass, 1 fail, 2 invalid request or usage error.
+export const VERIFY_USAGE = `usage: aov verify REQUEST.json [REQUEST.json | DIR ...]
+       aov verify --schema S.json --output O.json [--output O2.json | --output DIR ...] [options]
+
+Verify agent outputs offline. '-' reads standard input; a directory stands for every
+*.json file in it. One verdict per request file or per output file.
+Exit code: 0 every verdict passes, 1 any fails, 2 invalid request or usage error.
 
 options:
   --schema FILE       the JSON Schema (expected_schema)
-  --output FILE       the output to check (submitted_output)
+  --output FILE|DIR   an output to check (submitted_output); repeat for several
   --rules FILE        a JSON array of rules
   --bounds FILE       a JSON object of bounds, path -> {min, max, if_present}
-  --enforce-rules     failed rules and bounds fail the result
+  --enforce-rules     failed rules and bounds fail the result (otherwise they are warnings)
   --strict            add the strict content checks
   --detail compact    print the compact response
+  --format json|text  json (default): the response, or {summary, results} for several inputs;
+                      text: one line per verdict (result, file, check counts, blocking checks)
+                      and a summary line on standard error
   --task-id ID        task_id (default 'local')
   --agent-id ID       agent_id (default none)
-  --sign              sign the response like the service does (prints the receipt text exactly)
-  --data-dir DIR      with --sign: data directory holding keys/ (default ./data)
-  --base-url URL      with --sign: public base URL in the verify block (default http://127.0.0.1:8080)
-  --service-name N    with --sign: service name in the verify block (default agent-output-verifier)
+  --sign              sign each response like the service does (key ring in DATA_DIR/keys;
+                      a new key is created, with a notice, when there is none)
+  --data-dir DIR      with --sign: data directory holding keys/ (default DATA_DIR or ./data)
+  --base-url URL      with --sign: public base URL in the verify block (default PUBLIC_BASE_URL)
+  --service-name N    with --sign: service name in the verify block (default SERVICE_NAME)
   -h, --help          show this help
 `;
 
 const OPTIONS = {
   schema: { type: 'string' },
-  output: { type: 'string' },
+  output: { type: 'string', multiple: true },
   rules: { type: 'string' },
   bounds: { type: 'string' },
   'enforce-rules': { type: 'boolean' },
   strict: { type: 'boolean' },
   detail: { type: 'string' },
+  format: { type: 'string' },
   'task-id': { type: 'string' },
   'agent-id': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -66,75 +75,98 @@ const OPTIONS = {
   'service-name': { type: 'string' },
 } as const;
 
+export type OutputFormat = 'json' | 'text';
+
 export interface VerifyCliOptions {
-  /** A full request body file, or null when the parts are given as flags. */
-  requestFile: string | null;
+  /** Full request body files (or directories of them); empty when the parts are given as flags. */
+  requestFiles: string[];
   schema?: string;
-  output?: string;
+  /** Output files (or directories of them) checked against `schema`. */
+  outputs: string[];
   rules?: string;
   bounds?: string;
   enforceRules: boolean;
   strict: boolean;
   detail?: Detail;
+  format: OutputFormat;
   taskId?: string;
   agentId?: string;
   help: boolean;
-  /** Sign the response with the key ring in `<dataDir>/keys`. */
-  sign?: { dataDir: string; baseUrl: string; serviceName: string };
-}
-
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
+  /** Sign each response with the key ring of the configured data directory. */
+  sign: boolean;
+  /** Overrides of the server configuration (DATA_DIR, PUBLIC_BASE_URL, SERVICE_NAME). */
+  dataDir?: string;
+  baseUrl?: string;
+  serviceName?: string;
 }
 
 /** argv → options. Throws UsageError. */
 export function parseVerifyArgs(argv: string[]): VerifyCliOptions {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (e) {
-    throw new UsageError(e instanceof Error ? e.message : String(e));
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandArgs(argv, OPTIONS);
   const opts: VerifyCliOptions = {
-    requestFile: positionals[0] ?? null,
+    requestFiles: positionals,
     schema: values.schema,
-    output: values.output,
+    outputs: values.output ?? [],
     rules: values.rules,
     bounds: values.bounds,
     enforceRules: values['enforce-rules'] ?? false,
     strict: values.strict ?? false,
+    format: 'json',
     taskId: values['task-id'],
     agentId: values['agent-id'],
     help: values.help ?? false,
+    sign: values.sign ?? false,
+    dataDir: values['data-dir'],
+    baseUrl: values['base-url'],
+    serviceName: values['service-name'],
   };
   if (opts.help) return opts;
-  if (values.sign) {
-    opts.sign = {
-      dataDir: values['data-dir'] ?? './data',
-      baseUrl: values['base-url'] ?? 'http://127.0.0.1:8080',
-      serviceName: values['service-name'] ?? 'agent-output-verifier',
-    };
-  } else if (values['data-dir'] ?? values['base-url'] ?? values['service-name']) {
+  if (!opts.sign && (opts.dataDir ?? opts.baseUrl ?? opts.serviceName) !== undefined) {
     throw new UsageError('--data-dir, --base-url and --service-name go with --sign');
   }
   if (values.detail !== undefined) {
     if (values.detail !== 'full' && values.detail !== 'compact') throw new UsageError("--detail must be 'full' or 'compact'");
     opts.detail = values.detail;
   }
-  if (positionals.length > 1) throw new UsageError('give one request file');
-  const partFlags = opts.schema ?? opts.output ?? opts.rules ?? opts.bounds ?? opts.taskId ?? opts.agentId;
-  if (opts.requestFile !== null) {
-    if (partFlags !== undefined || opts.enforceRules || opts.strict) {
-      throw new UsageError('give either a request file or --schema/--output and their options, not both');
+  if (values.format !== undefined) {
+    if (values.format !== 'json' && values.format !== 'text') throw new UsageError("--format must be 'json' or 'text'");
+    opts.format = values.format;
+  }
+  const partFlags = opts.schema ?? opts.rules ?? opts.bounds ?? opts.taskId ?? opts.agentId;
+  if (opts.requestFiles.length > 0) {
+    if (partFlags !== undefined || opts.outputs.length > 0 || opts.enforceRules || opts.strict) {
+      throw new UsageError('give either request files or --schema/--output and their options, not both');
     }
-  } else if (opts.schema === undefined || opts.output === undefined) {
+  } else if (opts.schema === undefined || opts.outputs.length === 0) {
     throw new UsageError('give a request file, or both --schema and --output');
   }
+  const stdin = [...opts.requestFiles, ...opts.outputs, opts.schema, opts.rules, opts.bounds].filter((f) => f === '-').length;
+  if (stdin > 1) throw new UsageError('only one file can be read from standard input');
   return opts;
+}
+
+/** Files named on the command line, with each directory replaced by its *.json files (sorted). */
+export function expandInputs(names: string[]): string[] {
+  const out: string[] = [];
+  for (const name of names) {
+    let isDir = false;
+    try {
+      isDir = name !== '-' && statSync(name).isDirectory();
+    } catch {
+      // Not there (or not statable): reading it reports the problem with the file's name.
+    }
+    if (!isDir) {
+      out.push(name);
+      continue;
+    }
+    const files = readdirSync(name, { withFileTypes: true })
+      .filter((d) => d.isFile() && d.name.endsWith('.json'))
+      .map((d) => path.join(name, d.name))
+      .sort();
+    if (files.length === 0) throw new UsageError(`the directory '${name}' holds no *.json file`);
+    out.push(...files);
+  }
+  return out;
 }
 
 function readInput(io: CliIO, file: string): string {
@@ -146,66 +178,106 @@ function readInput(io: CliIO, file: string): string {
   }
 }
 
-/**
- * Check a part file on its own, so its content can only ever become the value
- * of its own field (never inject fields), and errors name the flag.
- */
-function partJson(io: CliIO, file: string, field: string, flag: string): string {
-  const text = readInput(io, file);
-  try {
-    parseStrictJson(text);
-  } catch (e) {
-    if (e instanceof StrictJsonError && e.kind === 'invalid_json') {
-      throw invalidRequest([{ field, problem: `is not valid JSON (${e.message}, in the ${flag} file)`, fix: `Make the ${flag} file one well-formed JSON value.` }]);
-    }
-    // Other strict-parse problems are reported with their location by the full request parse below.
-  }
-  return text;
+function displayName(file: string): string {
+  return file === '-' ? 'standard input' : file;
 }
 
-/** Options → parsed request, exactly as the service would parse it. Throws ApiError or UsageError. */
-export function loadRequest(opts: VerifyCliOptions, io: CliIO): { parsed: ParsedRequest; detail: Detail } {
-  if (opts.requestFile !== null) {
-    const parsed = parseVerificationRequest(readInput(io, opts.requestFile));
-    return { parsed, detail: opts.detail ?? parsed.request.detail };
+/**
+ * Check that a file holds well-formed JSON; a syntax error becomes a 422 naming
+ * `field` with the line and column in that file, where an editor can jump to it.
+ * Other strict-parse problems (duplicate keys, big integers, lone surrogates) are
+ * left to the full request parse, which names their location in the value.
+ */
+function checkSyntax(text: string, file: string, field: string, fix: string, maxDepth: number): void {
+  try {
+    parseStrictJson(text, { maxDepth });
+  } catch (e) {
+    if (!(e instanceof StrictJsonError) || e.kind !== 'invalid_json') return;
+    const { line, column } = lineColumn(text, e.offset);
+    const what = e.message.replace(/ at offset \d+$/, '');
+    throw invalidRequest([{ field, problem: `is not valid JSON (${what} at line ${line}, column ${column} of ${displayName(file)})`, fix }]);
   }
-  // Assemble the body as text so strict parsing (duplicate keys, big integers) sees the files' own bytes.
+}
+
+/** One request file → parsed request, exactly as the service would parse it. Throws ApiError or UsageError. */
+export function loadRequestFile(file: string, io: CliIO, maxDepth: number): ParsedRequest {
+  const text = readInput(io, file);
+  checkSyntax(text, file, 'body', 'Make the request file a single well-formed JSON object (RFC 8259), UTF-8 encoded.', maxDepth);
+  return parseVerificationRequest(text, { maxDepth });
+}
+
+/** The part files (read once) with one output file → parsed request. Throws ApiError or UsageError. */
+export function loadPartsRequest(opts: VerifyCliOptions, outputFile: string, io: CliIO, maxDepth: number, cache = new Map<string, string>()): ParsedRequest {
+  const part = (file: string, field: string, flag: string): string => {
+    let text = cache.get(file);
+    if (text === undefined) {
+      text = readInput(io, file);
+      checkSyntax(text, file, field, `Make the ${flag} file one well-formed JSON value.`, maxDepth);
+      // The output changes per input; the schema, rules and bounds are read once.
+      if (flag !== '--output') cache.set(file, text);
+    }
+    return text;
+  };
+  // Assemble the body as text so strict parsing (duplicate keys, big integers) sees the files' own bytes;
+  // each file was checked on its own, so its content can only ever become the value of its own field.
   const parts: string[] = [
     `"task_id":${JSON.stringify(opts.taskId ?? 'local')}`,
-    `"expected_schema":${partJson(io, opts.schema as string, 'expected_schema', '--schema')}`,
-    `"submitted_output":${partJson(io, opts.output as string, 'submitted_output', '--output')}`,
+    `"expected_schema":${part(opts.schema as string, 'expected_schema', '--schema')}`,
+    `"submitted_output":${part(outputFile, 'submitted_output', '--output')}`,
   ];
   if (opts.agentId !== undefined) parts.push(`"agent_id":${JSON.stringify(opts.agentId)}`);
-  if (opts.rules !== undefined) parts.push(`"rules":${partJson(io, opts.rules, 'rules', '--rules')}`);
-  if (opts.bounds !== undefined) parts.push(`"bounds":${partJson(io, opts.bounds, 'bounds', '--bounds')}`);
+  if (opts.rules !== undefined) parts.push(`"rules":${part(opts.rules, 'rules', '--rules')}`);
+  if (opts.bounds !== undefined) parts.push(`"bounds":${part(opts.bounds, 'bounds', '--bounds')}`);
   if (opts.enforceRules) parts.push('"enforce_rules":true');
   if (opts.strict) parts.push('"strict_content_check":true');
-  const parsed = parseVerificationRequest(`{${parts.join(',\n')}}`);
-  return { parsed, detail: opts.detail ?? 'full' };
-}
-
-let sharedVerifier: Verifier | undefined;
-
-/** One verifier (and schema engine) per process, shared by plain and signed runs. */
-function verifier(): Verifier {
-  sharedVerifier ??= createVerifier({ engine: createSchemaEngine() });
-  return sharedVerifier;
+  return parseVerificationRequest(`{${parts.join(',\n')}}`, { maxDepth });
 }
 
 /** Parsed request → response object (without signature blocks). */
-export function runVerification(parsed: ParsedRequest, detail: Detail, now: Date = new Date()): VerificationResponse {
+export function runVerification(issuer: Issuer, parsed: ParsedRequest, detail: Detail, now: Date = new Date()): VerificationResponse {
   const hashes = computeHashes(parsed);
-  const verdict = verifier().verify(parsed, { schemaKey: hashes.schema_hash });
-  return buildResponse(
-    verdict,
-    {
-      verification_id: randomUUID(),
-      ...hashes,
-      verified_at: rfc3339Seconds(now),
-      verifier_version: VERSION,
-    },
-    detail,
-  );
+  const verdict = issuer.verifier.verify(parsed, { schemaKey: hashes.schema_hash });
+  return buildResponse(verdict, { verification_id: randomUUID(), ...hashes, verified_at: rfc3339Seconds(now), verifier_version: VERSION }, detail);
+}
+
+/** The verdict (or error) of one input. */
+interface Outcome {
+  file: string;
+  /** 0 pass, 1 fail, 2 invalid request. */
+  code: 0 | 1 | 2;
+  response?: VerificationResponse;
+  /** The exact signed text, with --sign. */
+  text?: string;
+  error?: ErrorBody;
+}
+
+interface Score {
+  passed: number;
+  total: number;
+}
+
+/** One line per verdict: result, file, counts, blocking checks (and warnings, which must not hide). */
+export function textLine(o: Outcome): string {
+  if (o.error) {
+    const fields = o.error.fields.map((f) => `${f.field} ${f.problem}`).join('; ');
+    return `error ${o.file}: ${o.error.code}${fields ? `: ${fields}` : `: ${o.error.message}`}`;
+  }
+  const r = o.response as VerificationResponse & {
+    result: string;
+    summary: { blocking_checks: string[] };
+    schema_compliance?: Score;
+    integrity_checks?: Score;
+    overall?: Score;
+    flags?: Array<{ severity: string }>;
+  };
+  const counts = (['schema_compliance', 'integrity_checks', 'overall'] as const)
+    .filter((k) => r[k] !== undefined)
+    .map((k) => `${k === 'schema_compliance' ? 'schema' : k === 'integrity_checks' ? 'integrity' : 'overall'} ${r[k]?.passed}/${r[k]?.total}`);
+  const parts = [`${r.result.padEnd(4)} ${o.file}`, ...counts];
+  if (r.summary.blocking_checks.length > 0) parts.push(`blocking ${r.summary.blocking_checks.join(',')}`);
+  const warnings = (r.summary as { warnings?: number }).warnings ?? r.flags?.filter((f) => f.severity === 'warning').length ?? 0;
+  if (warnings > 0) parts.push(`warnings ${warnings}`);
+  return parts.join('  ');
 }
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
@@ -221,38 +293,92 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     io.stdout(VERIFY_USAGE);
     return 0;
   }
+
+  let config: Config;
   try {
-    const { parsed, detail } = loadRequest(opts, io);
-    if (opts.sign) return signAndPrint(opts.sign, { ...parsed, request: { ...parsed.request, detail } }, io);
-    const response = runVerification(parsed, detail);
-    io.stdout(`${JSON.stringify(response, null, 2)}\n`);
-    return response.result === 'pass' ? 0 : 1;
+    // The same configuration as the server: DATA_DIR, PUBLIC_BASE_URL, SERVICE_NAME, MAX_JSON_DEPTH, LIST_CAP.
+    config = loadConfig(undefined, { 'data-dir': opts.dataDir, 'public-base-url': opts.baseUrl });
+    if (opts.serviceName !== undefined) config = { ...config, serviceName: opts.serviceName };
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    io.stderr(`aov verify: invalid configuration: ${e.message}\n`);
+    return 2;
+  }
+
+  try {
+    const byRequest = opts.requestFiles.length > 0;
+    const files = expandInputs(byRequest ? opts.requestFiles : opts.outputs);
+    const issuer = createIssuer(config);
+    if (opts.sign) prepareSigningKey(issuer, config, io);
+    const parts = new Map<string, string>();
+    const outcomes: Outcome[] = [];
+    for (const file of files) {
+      try {
+        const parsed = byRequest ? loadRequestFile(file, io, config.maxJsonDepth) : loadPartsRequest(opts, file, io, config.maxJsonDepth, parts);
+        const detail = opts.detail ?? parsed.request.detail;
+        if (opts.sign) {
+          const issued = issuer.issuer.issue({ ...parsed, request: { ...parsed.request, detail } });
+          outcomes.push({ file: displayName(file), code: issued.response.result === 'pass' ? 0 : 1, response: issued.response, text: issued.text });
+        } else {
+          const response = runVerification(issuer, parsed, detail);
+          outcomes.push({ file: displayName(file), code: response.result === 'pass' ? 0 : 1, response });
+        }
+      } catch (e) {
+        if (!isApiError(e)) throw e;
+        outcomes.push({ file: displayName(file), code: 2, error: e.toBody() });
+      }
+    }
+    return report(outcomes, opts.format, io);
   } catch (e) {
     if (e instanceof UsageError) {
       io.stderr(`aov verify: ${e.message}\n`);
-      return 2;
-    }
-    if (isApiError(e)) {
-      io.stdout(`${JSON.stringify(e.toBody(), null, 2)}\n`);
-      io.stderr(`aov verify: invalid request (${e.fields.map((f) => f.field).join(', ') || e.code})\n`);
       return 2;
     }
     throw e;
   }
 }
 
-/** `--sign`: issue the receipt exactly as the service would and print its text. */
-function signAndPrint(sign: NonNullable<VerifyCliOptions['sign']>, parsed: ParsedRequest, io: CliIO): number {
-  let issuer;
+/** With --sign: load the active key, creating the first one (and saying so) when the data directory has none. */
+function prepareSigningKey(issuer: Issuer, config: Config, io: CliIO): void {
+  const dir = path.join(config.dataDir, 'keys');
   try {
-    const keyRing = createKeyRing({ dir: path.join(sign.dataDir, 'keys') });
-    keyRing.signer();
-    const attestor = createAttestor({ keyRing, serviceName: sign.serviceName, baseUrl: sign.baseUrl });
-    issuer = createReceiptIssuer({ verifier: verifier(), attestor, clock: () => new Date(), newId: randomUUID, verifierVersion: VERSION });
+    const existed = issuer.keyRing.list().length > 0;
+    const key = issuer.keyRing.signer();
+    if (!existed) {
+      io.stderr(
+        `aov verify: created a new signing key ${key.keyVersion} in ${dir}; receipts signed with it verify only against this key ` +
+          `('aov keys list' prints it). Use --data-dir or DATA_DIR to sign with your service's keys.\n`,
+      );
+    }
   } catch (e) {
-    throw new UsageError(`cannot use the signing key: ${e instanceof Error ? e.message : String(e)}`);
+    throw new UsageError(`cannot use the signing key in ${dir}: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const issued = issuer.issue(parsed);
-  io.stdout(`${issued.text}\n`);
-  return issued.response.result === 'pass' ? 0 : 1;
+}
+
+function report(outcomes: Outcome[], format: OutputFormat, io: CliIO): number {
+  const code = Math.max(0, ...outcomes.map((o) => o.code));
+  const pass = outcomes.filter((o) => o.code === 0).length;
+  const fail = outcomes.filter((o) => o.code === 1).length;
+  const invalid = outcomes.filter((o) => o.code === 2).length;
+
+  if (format === 'text') {
+    io.stdout(outcomes.map((o) => `${textLine(o)}\n`).join(''));
+    io.stderr(`aov verify: ${outcomes.length} verified: ${pass} pass, ${fail} fail${invalid ? `, ${invalid} invalid` : ''}\n`);
+    return code;
+  }
+  if (outcomes.length === 1) {
+    const [o] = outcomes;
+    if (o.error) {
+      io.stdout(`${JSON.stringify(o.error, null, 2)}\n`);
+      io.stderr(`aov verify: invalid request (${o.error.fields.map((f) => f.field).join(', ') || o.error.code})\n`);
+    } else {
+      // A signed receipt is printed as its exact text: those bytes are what was signed and what the service would send.
+      io.stdout(o.text !== undefined ? `${o.text}\n` : `${JSON.stringify(o.response, null, 2)}\n`);
+    }
+    return code;
+  }
+  const results = outcomes.map((o) => (o.error ? { file: o.file, error: o.error } : { file: o.file, response: o.response }));
+  io.stdout(`${JSON.stringify({ summary: { verified: outcomes.length, pass, fail, invalid }, results }, null, 2)}\n`);
+  io.stderr(`aov verify: ${outcomes.length} verified: ${pass} pass, ${fail} fail${invalid ? `, ${invalid} invalid` : ''}\n`);
+  return code;
 }

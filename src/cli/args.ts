@@ -1,0 +1,85 @@
+/**
+ * @module Flag parsing shared by every `aov` command: node:util parseArgs in
+ * strict mode, with a "did you mean" for misspelt commands and flags, so a typo
+ * in a CI script fails with a fix instead of parser jargon.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+/** A wrong invocation: the command prints the message and its usage, and exits 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** Edit distance (insertions, deletions, substitutions, adjacent swaps). */
+export function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
+}
+
+/** The closest candidate when it is close enough to be a typo of `word`, else undefined. */
+export function didYouMean(word: string, candidates: Iterable<string>): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const c of candidates) {
+    const dist = editDistance(word.toLowerCase(), c.toLowerCase());
+    if (dist < bestDistance) {
+      best = c;
+      bestDistance = dist;
+    }
+  }
+  // Short words need a closer match, or every two-letter typo would "mean" something.
+  const allowed = Math.max(1, Math.min(3, Math.floor(word.length / 3)));
+  return best !== undefined && bestDistance <= allowed ? best : undefined;
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** What parseCommandArgs returns: parseArgs' typed values and the positionals. */
+export type ParsedArgs<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>>;
+
+/**
+ * Strict parseArgs over `argv` (positionals allowed; each command checks how
+ * many it takes). An unknown flag becomes a UsageError naming
+ * the closest known one; other parser errors keep parseArgs' own wording.
+ */
+export function parseCommandArgs<O extends Options>(argv: string[], options: O): ParsedArgs<O> {
+  // A lenient pass first, to find unknown flags and suggest the one that was meant.
+  const { tokens } = parseArgs({ args: argv, options, allowPositionals: true, strict: false, tokens: true });
+  const known = Object.keys(options);
+  for (const t of tokens) {
+    if (t.kind !== 'option' || t.name in options) continue;
+    const shown = t.rawName.startsWith('--') ? `--${t.name}` : t.rawName;
+    const guess = t.rawName.startsWith('--') ? didYouMean(t.name, known) : undefined;
+    throw new UsageError(`unknown option '${shown}'${guess ? ` — did you mean --${guess}?` : ''}`);
+  }
+  try {
+    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
+}
+
+/** 1-based line and column (in UTF-16 units, as editors count) of an offset in a text. */
+export function lineColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  const end = Math.min(offset, text.length);
+  for (let i = 0; i < end; i++) {
+    if (text.charCodeAt(i) === 10) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, column: end - lineStart + 1 };
+}
