@@ -204,3 +204,14 @@ describe('aov receipt verify --agent-card URL', () => {
     expect(missing.stderr).toContain(`cannot fetch the agent card ${url}/nope.json: HTTP 404`);
   });
 });
+
+describe('aov serve: where to go', () => {
+  it('lists the docs, MCP (with the add-mcp line) and agent card, and the start page only when served', async () => {
+    const { whereToGo } = await import('../src/cli/serve.js');
+    const without = whereToGo('http://h:1', () => false);
+    expect(without).toBe(
+      '  API docs    http://h:1/docs\n  MCP         http://h:1/mcp   (npx add-mcp http://h:1/mcp -n verifier)\n  agent card  http://h:1/.well-known/agent-card.json\n',
+    );
+    expect(whereToGo('http://h:1', (u) => u === '/')).toMatch(/^ {2}start page {2}http:\/\/h:1\/\n/);
+  });
+});

@@ -40,7 +40,8 @@ export function parseServeFlags(argv: string[]): ConfigFlags & { help?: boolean 
     const arg = argv[i] as string;
     if (booleans.has(arg)) {
       const next = argv[i + 1];
-      const explicit = next !== undefined && /^(true|false|1|0|yes|no|on|off)$/i.test(next);
+      // --trust-proxy also takes a hop count or a list of proxy addresses.
+      const explicit = next !== undefined && (/^(true|false|1|0|yes|no|on|off)$/i.test(next) || (arg === '--trust-proxy' && !next.startsWith('-')));
       args.push(`${arg}=${explicit ? next : 'true'}`);
       if (explicit) i++;
     } else {
@@ -68,6 +69,16 @@ export function parseServeFlags(argv: string[]): ConfigFlags & { help?: boolean 
     out[spec.flag] = t.value;
   }
   return out;
+}
+
+/** The first places to go, printed under the listening line; only routes this server has. */
+export function whereToGo(base: string, hasGet: (url: string) => boolean): string {
+  const lines: Array<[string, string]> = [];
+  if (hasGet('/')) lines.push(['start page', `${base}/`]);
+  lines.push(['API docs', `${base}/docs`]);
+  lines.push(['MCP', `${base}/mcp   (npx add-mcp ${base}/mcp -n verifier)`]);
+  lines.push(['agent card', `${base}/.well-known/agent-card.json`]);
+  return lines.map(([what, where]) => `  ${what.padEnd(11)} ${where}\n`).join('');
 }
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
@@ -100,6 +111,8 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     return 2;
   }
   io.stdout(`aov: listening on ${address} (public URL ${config.publicBaseUrl}, data ${config.dataDir}${config.databaseUrl ? ', PostgreSQL' : ', SQLite'})\n`);
+  // With --port 0 the configured URL cannot know the port the system picked.
+  io.stdout(whereToGo(config.port === 0 ? address : config.publicBaseUrl, (url) => handle.app.hasRoute({ method: 'GET', url })));
 
   return new Promise<number>((resolve) => {
     let stopping = false;
