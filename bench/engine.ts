@@ -89,8 +89,8 @@ interface Row {
 const rows: Row[] = [];
 
 for (const [label, text] of [
-  ['SPEC §8 invoice (fails its rule)', invoiceText],
-  ['SPEC §8 invoice, total 129.5 (passes)', invoicePassText],
+  ['invoice example (fails its rule)', invoiceText],
+  ['invoice example, total 129.5 (passes)', invoicePassText],
   ['invoice, 1,000 line items', bigText],
 ] as const) {
   const parsed = parseVerificationRequest(text);

@@ -196,7 +196,7 @@ async function main(): Promise<void> {
     const section = `## HTTP
 
 Command: \`npm run bench:http\` (builds, then \`npx tsx bench/http.ts\`; options \`--duration N --connections N --no-write\`).
-Load: autocannon, ${connections} connections, ${duration} s per run after a 2 s warm-up, body = the SPEC §8 invoice
+Load: autocannon, ${connections} connections, ${duration} s per run after a 2 s warm-up, body = the invoice example of docs/protocol.md#worked-example
 (\`test/fixtures/invoice.request.json\`, ${Buffer.byteLength(invoice)} bytes). Each server is its own child process on 127.0.0.1;
 autocannon runs in the driver process on the same machine (${cpus().length} CPUs, shared), so absolute numbers are machine-bound.
 

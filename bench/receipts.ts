@@ -1,6 +1,6 @@
 /**
- * @module Receipt issuing throughput vs a bare Ed25519 signature, on the SPEC
- * §8 invoice with a precomputed verdict: per receipt, the four hashes, the
+ * @module Receipt issuing throughput vs a bare Ed25519 signature, on the
+ * invoice example (docs/protocol.md#worked-example) with a precomputed verdict: per receipt, the four hashes, the
  * response assembly, its JCS canonicalization and the signature. The bar is
  * ≥ 0.6× of the bare `crypto.sign` rate on the same key in the same run, i.e.
  * hashing and canonicalizing may add at most two thirds of a signature's cost.

@@ -49,7 +49,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const f = (n: string) => path.join(dir, n);
 
 describe('aov verify (in-process)', () => {
-  it('fails the SPEC §8 invoice with exit 1 and prints the full response', async () => {
+  it('fails the invoice example with exit 1 and prints the full response', async () => {
     const r = await cli([fixture('invoice.request.json')]);
     expect(r.code).toBe(1);
     expect(r.json.result).toBe('fail');
@@ -100,7 +100,7 @@ describe('aov verify (in-process)', () => {
     expect(r.json.summary.blocking_checks).toContain('integrity:unique_keys');
   });
 
-  it('prints the SPEC error object and exits 2 for an invalid request', async () => {
+  it('prints the error object and exits 2 for an invalid request', async () => {
     const r = await cli(['-'], '{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"type":"nope","field":"x"}]}');
     expect(r.code).toBe(2);
     expect(r.json).toMatchObject({ code: 'invalid_request', status: 422, charged: false });

@@ -1,5 +1,5 @@
 /**
- * @module Every error path of the REST service answers in the SPEC §6 shape
+ * @module Every error path of the REST service answers in the one error shape (docs/protocol.md#errors)
  * with no stack trace and no echo of the caller's input; discovery documents
  * (OpenAPI, docs, llms.txt, cards, metrics) are served from live configuration.
  */

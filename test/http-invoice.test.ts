@@ -1,5 +1,5 @@
 /**
- * @module End-to-end over a real socket: the SPEC §8 invoice through
+ * @module End-to-end over a real socket: the invoice example (docs/protocol.md#worked-example) through
  * POST /verify/schema, checked independently of our own hashing/signing code
  * (the `canonicalize` package + node:crypto), then the stored receipt, the
  * reputation and the signed trust score.
@@ -18,7 +18,7 @@ const sha256 = (text: string) => createHash('sha256').update(Buffer.from(text, '
 const invoiceText = readFileSync(path.join(projectRoot, 'test/fixtures/invoice.request.json'), 'utf8');
 const invoice = JSON.parse(invoiceText) as Record<string, any>;
 
-/** SPEC §5.1 request with defaults filled, written out here rather than taken from src/. */
+/** The request with defaults filled (docs/protocol.md#hashes), written out here rather than taken from src/. */
 function filledRequest(req: Record<string, any>): Record<string, unknown> {
   const rules = Array.isArray(req.rules) && req.rules.length
     ? req.rules.map((r: Record<string, unknown>) => ({
@@ -56,7 +56,7 @@ function nodeVerify(response: Record<string, any>, card: any, context: string): 
   return edVerify(null, Buffer.from(canonicalize(envelope), 'utf8'), publicKey, Buffer.from(attestation.signature, 'base64'));
 }
 
-describe('HTTP: SPEC §8 invoice end to end', () => {
+describe('HTTP: the invoice example end to end', () => {
   const tmp = tempDir();
   let srv: Running;
   let card: any;
@@ -77,7 +77,7 @@ describe('HTTP: SPEC §8 invoice end to end', () => {
     tmp.cleanup();
   });
 
-  it('gives the SPEC verdict', () => {
+  it('gives the documented verdict', () => {
     expect(receipt.result).toBe('fail');
     expect(receipt.summary.blocking_checks).toEqual(['consistency:sum_equals']);
     expect(receipt.schema_compliance).toEqual({ ratio: 1, passed: 22, total: 22 });

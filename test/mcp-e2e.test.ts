@@ -13,7 +13,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { verifyReceipt } from '../src/receipts/index.js';
 import { postJson, projectRoot, startApp, tempDir, type Running } from './http-helpers.js';
 
-/** SPEC §8 (the invoice whose line items do not add up). */
+/** The invoice example (docs/protocol.md#worked-example), whose line items do not add up. */
 const INVOICE = JSON.parse(readFileSync(path.join(projectRoot, 'test', 'fixtures', 'invoice.request.json'), 'utf8')) as Record<string, unknown>;
 const VOLATILE = ['verification_id', 'verified_at', 'verify', 'attestation'];
 

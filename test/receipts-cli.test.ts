@@ -190,7 +190,7 @@ describe('aov verify --sign → aov receipt verify --agent-card', () => {
 });
 
 describe('aov request-hash', () => {
-  it('prints the SPEC vector 1 hash and canonical form', async () => {
+  it('prints the hash and canonical form of test vector 1', async () => {
     const v1 = '{"task_id":"tv-1","expected_schema":{"type":"object","required":["ok"],"properties":{"ok":{"type":"boolean"}}},"submitted_output":{"ok":true}}';
     expect(await aov(['request-hash', '-'], { '-': v1 })).toEqual({ code: 0, stdout: '5366542000b4226c5efb411c15ec8f0aac3c63844343997aa1bcc3c585086f97\n', stderr: '' });
     const c = await aov(['request-hash', 'F', '--canonical'], { F: v1 });

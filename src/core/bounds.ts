@@ -1,5 +1,5 @@
 /**
- * @module Bounds (SPEC §3.3): every value at the path is a number within
+ * @module Bounds (docs/protocol.md#bounds): every value at the path is a number within
  * [min, max], inclusive. Missing fails unless `if_present`. One `bounds:range`
  * check per entry.
  */

@@ -1,14 +1,14 @@
 /**
  * @module The result of one integrity-side check (a rule, a bound entry, a
  * built-in integrity check or a content check) before the verdict decides
- * whether it blocks. One outcome = one counted check (SPEC §2.2).
+ * whether it blocks. One outcome = one counted check (docs/protocol.md#integrity-checks).
  */
 import type { CheckFailure } from './rules/common.js';
 
 export type { CheckFailure } from './rules/common.js';
 
 /**
- * `gated`: a rule or bound — blocking only with `enforce_rules` (SPEC §3.1).
+ * `gated`: a rule or bound — blocking only with `enforce_rules` (docs/protocol.md#result).
  * `integrity`: a built-in integrity check — always blocking.
  * `content`: a strict content check — blocking when it runs.
  */

@@ -1,5 +1,5 @@
 /**
- * @module Strict content checks (SPEC §3.4), run with `strict_content_check`:
+ * @module Strict content checks (docs/protocol.md#content-checks), run with `strict_content_check`:
  * `content:undeclared_fields` — every property of every object is declared by
  * the schema applying there (the engine reports the undeclared ones);
  * `content:placeholder_values` — no string value is a placeholder.

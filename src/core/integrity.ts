@@ -1,6 +1,6 @@
 /**
  * @module The two built-in integrity checks run on every output, always
- * blocking (SPEC §2.2): `integrity:unique_keys` and `integrity:safe_integers`.
+ * blocking (docs/protocol.md#integrity-checks): `integrity:unique_keys` and `integrity:safe_integers`.
  * Their facts come from strict parsing (ParsedRequest.integrity), because a
  * parsed value no longer shows duplicated keys or lost integer precision.
  */

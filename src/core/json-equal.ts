@@ -1,5 +1,5 @@
 /**
- * @module JSON equality (SPEC §3.2 `exists_in` / `unique`): two values are
+ * @module JSON equality (docs/protocol.md#rules `exists_in` / `unique`): two values are
  * equal when they are the same JSON value, whatever the key order of their
  * objects. Implemented as a canonical string so sets of values compare in
  * linear time.

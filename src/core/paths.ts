@@ -1,5 +1,5 @@
 /**
- * @module Field paths of rules and bounds (SPEC §1 "Paths"): `total`,
+ * @module Field paths of rules and bounds (docs/protocol.md#paths): `total`,
  * `line_items[].line_total`, `a.b[].c[].d`, bracket form `['a.b']` for keys
  * holding `.` or `[`, and `[n]` for one element. Parsed once per request;
  * selection returns every value with its concrete location (`$.x[1].y`).

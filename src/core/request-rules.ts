@@ -1,5 +1,5 @@
 /**
- * @module Validation of the `rules` and `bounds` request fields (SPEC §1,
+ * @module Validation of the `rules` and `bounds` request fields (docs/protocol.md#request,
  * §3.2, §3.3): every problem is collected as a FieldProblem naming the field
  * (`rules[0].type`), never the caller's value, each with a fix.
  */

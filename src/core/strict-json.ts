@@ -1,7 +1,7 @@
 /**
  * @module Strict I-JSON parser (RFC 7493) used for request bodies, because
  * hashes and signatures cover the parsed value and every JSON consumer must
- * read that value the same way (SPEC §1 "JSON parsing").
+ * read that value the same way (docs/protocol.md#strict-json).
  *
  * Hard errors (thrown as StrictJsonError): invalid JSON, lone surrogates in
  * strings or keys (raw or escaped), numbers that overflow to ±Infinity,

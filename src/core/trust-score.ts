@@ -1,5 +1,5 @@
 /**
- * @module The trust score (SPEC §6): a pure, deterministic function of an agent's
+ * @module The trust score (docs/protocol.md#reputation-and-trust-score): a pure, deterministic function of an agent's
  * non-test verification history. Recent results weigh more (exponential decay),
  * and the score is a lower confidence bound of the weighted pass rate, so a short
  * perfect record does not outrank a long, nearly perfect one. See docs/trust-score.md.
@@ -47,7 +47,7 @@ export interface ScoredResult {
   verifiedAt: string;
 }
 
-/** Ids starting with `test-` are examples: recorded, never scored (SPEC §1). */
+/** Ids starting with `test-` are examples: recorded, never scored (docs/protocol.md#request). */
 export function isTestAgent(agentId: string | null | undefined): boolean {
   return typeof agentId === 'string' && agentId.startsWith('test-');
 }

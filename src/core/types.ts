@@ -1,6 +1,6 @@
 /**
  * @module Shared types of the verification core: the JSON value model, the
- * normalized request (SPEC §1, every default filled in) and the verdict (SPEC §2–4).
+ * normalized request (docs/protocol.md#request, every default filled in) and the verdict (docs/protocol.md#checks, #response).
  * Types only, so every layer can import them without pulling code.
  */
 
@@ -33,7 +33,7 @@ export interface Bound {
 
 export type Detail = 'full' | 'compact';
 
-/** The request after strict parsing and validation, defaults filled in (SPEC §1, §5.1). */
+/** The request after strict parsing and validation, defaults filled in (docs/protocol.md#request, #hashes). */
 export interface VerificationRequest {
   task_id: string;
   agent_id: string | null;
@@ -48,7 +48,7 @@ export interface VerificationRequest {
   detail: Detail;
 }
 
-/** What strict parsing found inside `submitted_output` (fed to the integrity checks, SPEC §2.2). */
+/** What strict parsing found inside `submitted_output` (fed to the integrity checks, docs/protocol.md#integrity-checks). */
 export interface OutputIntegrity {
   /** Concrete instance paths (`$.a[1].b`) of objects holding a duplicated key, with the key. */
   duplicateKeys: Array<{ path: string; key: string }>;

@@ -1,5 +1,5 @@
 /**
- * @module Turns check results into the Verdict (SPEC §3.1, §4): the result,
+ * @module Turns check results into the Verdict (docs/protocol.md#result, #response): the result,
  * the blocking check ids, the four capped lists (errors, errors_detail,
  * flags, hints) with their totals, the scores and the next actions.
  *

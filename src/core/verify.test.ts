@@ -16,7 +16,7 @@ const verify = (body: string | object, listCap?: number): Verdict => {
   return v.verify(parseVerificationRequest(text));
 };
 
-describe('SPEC §8 invoice', () => {
+describe('the invoice example (docs/protocol.md#worked-example)', () => {
   it('fails on the sum rule with a full schema score', () => {
     const v = verify(fixture('invoice.request.json'));
     expect(v.result).toBe('fail');

@@ -1,6 +1,6 @@
 /**
  * @module Turns anything thrown inside a request (ApiError, Fastify's own
- * parser/validation errors, bugs) into the one SPEC §6 error body. Unknown
+ * parser/validation errors, bugs) into the one error body of docs/protocol.md#errors. Unknown
  * errors become a bare `internal_error`: no stack, no message, no caller input.
  */
 import { ApiError, errorBody } from '../errors.js';

@@ -11,14 +11,14 @@ import { ERROR_SCHEMA, RECEIPT_SCHEMA, TRUST_SCORE_SCHEMA, VERIFICATION_REQUEST_
 
 export const errorSchema = {
   $id: 'Error',
-  description: 'Every non-payment error (SPEC §6).',
+  description: 'Every non-payment error (docs/protocol.md#errors).',
   ...ERROR_SCHEMA,
   properties: { ...ERROR_SCHEMA.properties, code: { type: 'string', enum: Object.keys(ERROR_TABLE) } },
 } as const;
 
 export const verificationRequestSchema = {
   $id: 'VerificationRequest',
-  description: 'SPEC §1. Parsed strictly (I-JSON): duplicate keys or unsafe integers outside submitted_output are rejected.',
+  description: 'The verification request (docs/protocol.md#request). Parsed strictly (I-JSON): duplicate keys or unsafe integers outside submitted_output are rejected.',
   ...VERIFICATION_REQUEST_SCHEMA,
   examples: [
     {
@@ -31,7 +31,7 @@ export const verificationRequestSchema = {
 
 export const receiptSchema = {
   $id: 'Receipt',
-  description: 'The signed verification response (SPEC §4–5). Sent as stored, byte for byte.',
+  description: 'The signed verification response (docs/protocol.md#response, #signature). Sent as stored, byte for byte.',
   ...RECEIPT_SCHEMA,
   additionalProperties: true,
   properties: {

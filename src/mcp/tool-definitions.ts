@@ -5,7 +5,7 @@
  *
  * The input schemas are advertised to guide clients (and the models that fill
  * them in); the server does NOT enforce them. Arguments go unchanged to the
- * service's own validator, so a bad call gets the coded SPEC §6 error with
+ * service's own validator, so a bad call gets the coded error (docs/protocol.md#errors) with
  * `fields[].fix` instead of a generic schema-library message, and unknown
  * top-level fields are rejected instead of silently stripped.
  *
@@ -40,7 +40,7 @@ export interface McpToolDefinition extends McpToolDescriptor {
   annotations: ToolAnnotationsShape;
 }
 
-/** SPEC §1, as guidance for clients. The service validates; this schema is not enforced. */
+/** The verification request (docs/protocol.md#request), as guidance for clients. The service validates; this schema is not enforced. */
 export const VERIFY_SCHEMA_INPUT: JsonSchemaObject = VERIFICATION_REQUEST_SCHEMA;
 
 export const GET_RECORD_INPUT: JsonSchemaObject = {
@@ -52,12 +52,12 @@ export const GET_RECORD_INPUT: JsonSchemaObject = {
   additionalProperties: false,
 };
 
-/** The SPEC §6 error object carried in `structuredContent` of every error result. */
+/** The error object (docs/protocol.md#errors) carried in `structuredContent` of every error result. */
 export const ERROR_OUTPUT: JsonSchemaObject = { ...ERROR_SCHEMA, title: 'Error' };
 
 /**
  * x402 PaymentRequired, the structuredContent of an isError result when the operator
- * charges for a call (SPEC §6 "Payments"). Declared always, so that validating clients
+ * charges for a call (docs/protocol.md#payments). Declared always, so that validating clients
  * let it through whether payments are on or off.
  */
 export const PAYMENT_REQUIRED_OUTPUT: JsonSchemaObject = {
@@ -77,7 +77,7 @@ export const RECEIPT_OUTPUT: JsonSchemaObject = { ...RECEIPT_SCHEMA, title: 'Sig
 export const SCORE_OUTPUT: JsonSchemaObject = { ...TRUST_SCORE_SCHEMA, title: 'Signed trust score' };
 
 /**
- * Output schemas are "success OR SPEC error OR x402 PaymentRequired": the 1.x SDK
+ * Output schemas are "success OR error object OR x402 PaymentRequired": the 1.x SDK
  * client validates structuredContent against outputSchema even on `isError` results
  * (modelcontextprotocol/typescript-sdk#1943), so every error body must satisfy it too
  * or the caller never sees it. Declaring no outputSchema would also avoid that, but

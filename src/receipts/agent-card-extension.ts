@@ -1,5 +1,5 @@
 /**
- * @module The attestation extension of the A2A agent card (SPEC §5.3): every
+ * @module The attestation extension of the A2A agent card (docs/protocol.md#keys): every
  * key the service has ever signed with, with status and validity window, and
  * the request_hash test vectors, so a third party can verify receipts offline
  * and check its own canonicalization.

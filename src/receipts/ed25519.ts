@@ -1,6 +1,6 @@
 /**
  * @module Ed25519 key encodings used by receipts: the raw 32-byte public key
- * in standard base64 (the agent-card form of SPEC §5.3) and PKCS#8 for
+ * in standard base64 (the agent-card form of docs/protocol.md#keys) and PKCS#8 for
  * private keys. Kept apart from the key ring so offline verification needs no
  * file system.
  */

@@ -5,7 +5,7 @@ import { canonicalize } from './jcs.js';
 import { requestHashVectors, requestHashVectorTexts } from './v1/request-hash-vectors.js';
 import { parseVerificationRequest, validateRequestValue } from '../core/request.js';
 
-/** A minimal default-filler, independent of the core parser, written from SPEC §1/§3/§5.1. */
+/** A minimal default-filler, independent of the core parser, written from docs/protocol.md#request, #rules, #hashes. */
 function fillDefaults(body: JsonObject): ParsedRequest {
   const rawRules = (body.rules ?? null) as JsonObject[] | null;
   const rawBounds = (body.bounds ?? null) as Record<string, JsonObject> | null;
@@ -49,7 +49,7 @@ function fillDefaults(body: JsonObject): ParsedRequest {
   };
 }
 
-describe('request_hash test vectors (SPEC §5.1)', () => {
+describe('request_hash test vectors (docs/protocol.md#hashes)', () => {
   for (const [i, v] of requestHashVectors().entries()) {
     it(`vector ${i + 1}: canonical form and request_hash`, () => {
       const parsed = fillDefaults(v.request);

@@ -1,4 +1,4 @@
-/** @module The receipts public surface: hashes, keys, signatures and offline verification (SPEC §5). */
+/** @module The receipts public surface: hashes, keys, signatures and offline verification (docs/protocol.md#hashes, #signature, #keys). */
 export { canonicalize, serializeNumber, JcsError } from './jcs.js';
 export { computeHashes, canonicalRequest, canonicalRulesAndBounds, sha256Hex, type ReceiptHashes } from './hashes.js';
 export {

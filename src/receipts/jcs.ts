@@ -1,6 +1,6 @@
 /**
  * @module RFC 8785 (JCS) canonicalization, the byte form every hash and
- * signature of a receipt covers (SPEC §5.1).
+ * signature of a receipt covers (docs/protocol.md#hashes).
  *
  * `canonicalize` here is a single-pass serializer that validates as it goes:
  * JCS is defined over I-JSON, so values without an I-JSON form (lone

@@ -1,5 +1,5 @@
 /**
- * @module The signing key ring (SPEC §5.3). Ed25519 private keys live as
+ * @module The signing key ring (docs/protocol.md#keys). Ed25519 private keys live as
  * PKCS#8 PEM files (mode 0600) in a keys directory (mode 0700), each with a
  * small metadata file; the first use generates a key, rotation adds a new
  * active key and retires the previous one. Retired keys are kept and listed
@@ -26,7 +26,7 @@ export interface KeyMeta {
   notAfter: string | null;
 }
 
-/** What the agent card publishes for a key (SPEC §5.3). */
+/** What the agent card publishes for a key (docs/protocol.md#keys). */
 export interface PublicKeyInfo {
   keyVersion: string;
   algorithm: 'Ed25519';

@@ -1,5 +1,5 @@
 /**
- * @module Offline receipt verification (SPEC §5, §7): given a signed response
+ * @module Offline receipt verification (docs/protocol.md#signature, #command-line): given a signed response
  * and either a raw public key or the service's agent card, check the format,
  * key, algorithm, key validity window and Ed25519 signature, and — given the
  * original request — recompute the hashes (all four for a full receipt; for a

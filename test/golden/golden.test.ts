@@ -23,7 +23,7 @@ describe('golden receipts (RFC 8032 test-1 key, fixed clock and ids)', () => {
     });
   }
 
-  it('the SPEC §8 verdicts: fail on consistency:sum_equals with 22/22 schema checks; pass with total 129.5', () => {
+  it('the verdicts of the invoice example: fail on consistency:sum_equals with 22/22 schema checks; pass with total 129.5', () => {
     const fail = JSON.parse(fresh.get('receipt-fail.json')!);
     expect(fail.result).toBe('fail');
     expect(fail.summary.blocking_checks).toEqual(['consistency:sum_equals']);

@@ -1,5 +1,5 @@
 /**
- * @module Golden receipts: the SPEC §8 invoice (fail and pass) issued with the
+ * @module Golden receipts: the invoice example (docs/protocol.md#worked-example) (fail and pass) issued with the
  * RFC 8032 test-1 key (deterministic Ed25519 signatures), a fixed clock and
  * fixed verification ids, so the exact bytes are stable and any change to the
  * response shape, hashing, canonicalization or signing shows up as a diff.

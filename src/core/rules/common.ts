@@ -1,7 +1,7 @@
 /**
  * @module What every rule (and bound) evaluator shares: the failure shape and
  * the small helpers that turn selected values into numbers and describe what
- * was found without echoing more of the output than a hint needs (SPEC §4).
+ * was found without echoing more of the output than a hint needs (docs/protocol.md#response).
  */
 import type { Json, Rule } from '../types.js';
 import type { FieldPath, Selected } from '../paths.js';

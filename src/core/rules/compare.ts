@@ -1,5 +1,5 @@
 /**
- * @module The comparison shared by `gte` and `lte` (SPEC §3.2): every number
+ * @module The comparison shared by `gte` and `lte` (docs/protocol.md#rules): every number
  * at `field` against the constant `value` or the value at `other_field`. When
  * both paths expand over the same array (a common `[]` prefix) the values are
  * paired element by element; otherwise `other_field` must yield one value.

@@ -1,5 +1,5 @@
 /**
- * @module Rule `exists_in` (SPEC §3.2): every value at `field` occurs among the
+ * @module Rule `exists_in` (docs/protocol.md#rules): every value at `field` occurs among the
  * values at `in_field` or in the constant list `values`, by JSON equality
  * (key order of objects does not matter). Values are described, not echoed.
  */

@@ -1,4 +1,4 @@
-/** @module Rule `gte` (SPEC §3.2): every number at `field` is >= the reference. */
+/** @module Rule `gte` (docs/protocol.md#rules): every number at `field` is >= the reference. */
 import { createComparisonRule } from './compare.js';
 
 export const gte = createComparisonRule('gte');

@@ -1,5 +1,5 @@
 /**
- * @module Registry of rule evaluators by rule type (SPEC §3.2). Check ids are
+ * @module Registry of rule evaluators by rule type (docs/protocol.md#rules). Check ids are
  * `consistency:<type>`.
  */
 import type { RuleType } from '../types.js';

@@ -1,5 +1,5 @@
 /**
- * @module Rule `unique` (SPEC §3.2): the values at `field` are pairwise
+ * @module Rule `unique` (docs/protocol.md#rules): the values at `field` are pairwise
  * distinct by JSON equality. Each repeat is reported at its own location,
  * naming where the value first occurred.
  */

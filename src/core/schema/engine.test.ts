@@ -1,4 +1,4 @@
-/** @module Engine behaviour: SPEC §2.1 check counting, failure descriptions, compile errors, the cache. */
+/** @module Engine behaviour: check counting (docs/protocol.md#schema-checks), failure descriptions, compile errors, the cache. */
 import { describe, expect, it } from 'vitest';
 import type { Json } from '../types.js';
 import { createSchemaCache, createSchemaEngine, SchemaCompileError } from './index.js';
@@ -43,7 +43,7 @@ function counts(schema: Json, instance: Json): [number, number, boolean] {
   return [r.passed, r.total, r.valid];
 }
 
-describe('SPEC §8 invoice', () => {
+describe('the invoice example (docs/protocol.md#worked-example)', () => {
   it('has 22 schema checks, all passing', () => {
     const r = engine.compile(INVOICE_SCHEMA).evaluate(INVOICE);
     expect(r).toEqual({ valid: true, passed: 22, total: 22, failures: [] });
@@ -73,7 +73,7 @@ function evaluate(schema: Json, instance: Json) {
   return engine.compile(schema).evaluate(instance);
 }
 
-describe('SPEC §2.1 counting', () => {
+describe('check counting (docs/protocol.md#schema-checks)', () => {
   it('counts type-specific assertions only for instances of their type', () => {
     expect(counts({ type: 'integer', minimum: 1 }, 'abc')).toEqual([0, 1, false]);
     expect(counts({ type: 'integer', minimum: 1 }, 3)).toEqual([2, 2, true]);

@@ -1,5 +1,5 @@
 /**
- * @module The three request_hash test vectors of SPEC §5.1, published in the
+ * @module The three request_hash test vectors of docs/protocol.md#test-vectors, published in the
  * agent card so that third-party verifiers can check their canonicalization
  * against ours. Wire data: never edit a vector, add a new version instead.
  */
