@@ -118,7 +118,7 @@ export function postJson(base: string, route: string, body: string, headers: Rec
   return fetch(`${base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
 }
 
-/** The SPEC §6 error shape, checked strictly (and no stack trace anywhere). */
+/** The error shape of docs/protocol.md#errors, checked strictly (and no stack trace anywhere). */
 export function expectErrorShape(body: Record<string, unknown>, code: string, status: number): string | null {
   const keys = Object.keys(body).sort();
   const expected = ['charged', 'code', 'fields', 'message', 'next_actions', 'retryable', 'status'];

@@ -11,7 +11,7 @@ export interface DiscoveryContext {
   config: Config;
   /** Version of the service (package version). */
   version: string;
-  /** The attestation extension entry (SPEC §5.3) listing every signing key. */
+  /** The attestation extension entry (docs/protocol.md#keys) listing every signing key. */
   attestationExtension(): Record<string, unknown>;
 }
 

@@ -1,6 +1,6 @@
 /**
- * @module JSON Schemas of the wire formats (SPEC §1 request, §4–5 receipt and trust
- * score, §6 error), written once for every surface that advertises them: OpenAPI
+ * @module JSON Schemas of the wire formats (docs/protocol.md#request, #response,
+ * #signature, #errors: the request, the receipt, the trust score, the error), written once for every surface that advertises them: OpenAPI
  * (src/http/schemas.ts) and the MCP tools' input/output schemas
  * (src/mcp/tool-definitions.ts).
  *
@@ -27,7 +27,7 @@ export const BOUND_SCHEMA = {
   additionalProperties: false,
 } as const;
 
-// References are nullable: the parser treats null as absent (SPEC §1 normalization).
+// References are nullable: the parser treats null as absent (normalization, docs/protocol.md#request).
 export const RULE_SCHEMA = {
   type: 'object',
   required: ['type', 'field'],
@@ -64,7 +64,7 @@ export const VERIFICATION_REQUEST_EXAMPLE = {
   submitted_output: { invoice_id: 'INV-0042', total: 135 },
 } as const;
 
-/** SPEC §1 verification request. */
+/** The verification request (docs/protocol.md#request). */
 export const VERIFICATION_REQUEST_SCHEMA = {
   type: 'object',
   properties: {
@@ -102,7 +102,7 @@ export const VERIFICATION_REQUEST_SCHEMA = {
   additionalProperties: false,
 } as const;
 
-/** SPEC §6 error body. `code` is any string here; OpenAPI narrows it to the error table. */
+/** The error body (docs/protocol.md#errors). `code` is any string here; OpenAPI narrows it to the error table. */
 export const ERROR_SCHEMA = {
   type: 'object',
   required: ['code', 'message', 'status', 'retryable', 'charged', 'next_actions', 'fields'],
@@ -157,7 +157,7 @@ export const SIGNATURE_BLOCKS = {
   },
 } as const;
 
-/** The signed receipt of SPEC §4 (full or compact form); only fields both forms share are required. */
+/** The signed receipt of docs/protocol.md#response (full or compact form); only fields both forms share are required. */
 export const RECEIPT_SCHEMA = {
   type: 'object',
   required: [

@@ -1,5 +1,5 @@
 /**
- * @module Rule `sum_equals` (SPEC §3.2): the numbers at `field` sum to the
+ * @module Rule `sum_equals` (docs/protocol.md#rules): the numbers at `field` sum to the
  * single value at `equals_field`, or to the constant `equals`, within an
  * absolute `tolerance`.
  */
