@@ -104,9 +104,11 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('pages in Chromium', () => {
     expect(await page.locator('#verify').isDisabled()).toBe(true);
     await page.fill('#rules', rules);
 
-    const output = await page.locator('#output').inputValue();
-    await page.fill('#output', output.replace('"total": 135', '"total": 129.5'));
-    await page.click('#verify');
+    // By label and keyboard: the editor is usable without a mouse.
+    const outputField = page.getByRole('textbox', { name: /^Submitted output/ });
+    const output = await outputField.inputValue();
+    await outputField.fill(output.replace('"total": 135', '"total": 129.5'));
+    await outputField.press('Control+Enter');
     await expect.poll(() => page.locator('#verdict').getAttribute('data-result')).toBe('pass');
     expect(await page.locator('.json-view .jl.hit').count()).toBe(0);
     await page.close();
@@ -166,6 +168,17 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('pages in Chromium', () => {
     expect(r).toMatchObject({ valid: 'false', failed: 'output_hash' });
     expect(blocked).toEqual([]);
     await page.close();
+
+    // Dark colour scheme: the same page on a dark background.
+    const dark = await browser.newContext({ colorScheme: 'dark', viewport: { width: 1280, height: 900 } });
+    dark.on('request', (r) => requests.push(r.url()));
+    const darkPage = await dark.newPage();
+    await darkPage.goto(`${app.base}/receipts/${id}`);
+    await darkPage.locator('#stored-check').waitFor();
+    const bg = await darkPage.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    expect(bg).toBe('rgb(13, 17, 23)');
+    await darkPage.screenshot({ path: path.join(ARTIFACTS, 'receipt-dark.png'), fullPage: true });
+    await dark.close();
   });
 
   it('agent page: 30 verifications give counts, a drawn chart, paged history and the trust score', async () => {

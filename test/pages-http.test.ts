@@ -5,13 +5,15 @@
  * public URL. Plus the in-browser receipt checker run under Node against the
  * service's own offline verifier, on real receipts.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import path from 'node:path';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAGES_CSP, pagesPlugin } from '../src/pages/plugin.js';
 import { verifyReceipt } from '../src/receipts/verify-receipt.js';
 import { checkReceipt, lineColumn, parseJsonText } from '../web/src/receipt-check.js';
+import { EXAMPLES } from '../web/src/examples.js';
 import { jsonLines, pathMatcher } from '../web/src/json-lines.js';
 import { postJson, projectRoot, startApp, tempDir, type Running } from './http-helpers.js';
 
@@ -53,6 +55,16 @@ describe('pages plugin', () => {
     expect(res.statusCode).toBe(503);
     expect(res.json()).toMatchObject({ code: 'unavailable', message: expect.stringContaining('npm run build') });
     await app.close();
+  });
+});
+
+const BUILT = path.join(projectRoot, 'dist/web/assets');
+describe.skipIf(!existsSync(BUILT))('built front end (npm run build)', () => {
+  it('ships under 150 kB of gzipped JavaScript', () => {
+    const js = readdirSync(BUILT).filter((f) => f.endsWith('.js'));
+    expect(js.length).toBeGreaterThan(0);
+    const gzipped = js.reduce((n, f) => n + gzipSync(readFileSync(path.join(BUILT, f)), { level: 9 }).length, 0);
+    expect(gzipped).toBeLessThan(150 * 1024);
   });
 });
 
@@ -134,6 +146,16 @@ describe('in-browser receipt checker, run under Node', () => {
     }
     expect(checkReceipt(receipts[0], card).valid).toBe(true);
     expect(checkReceipt(receipts[0], card, wrongRequest).failedCheck).toBe('output_hash');
+  });
+
+  it('every playground example is a valid request with the verdict its title promises', async () => {
+    for (const ex of EXAMPLES) {
+      const res = await postJson(run.base, '/verify/schema', JSON.stringify(ex.request));
+      expect(res.status, ex.id).toBe(200);
+      const body = (await res.json()) as { result: string; flags_total: number };
+      expect(body.result, ex.id).toBe(ex.title.includes('(passes)') || ex.title.includes('warnings only') ? 'pass' : 'fail');
+      if (ex.title.includes('warnings only')) expect(body.flags_total, ex.id).toBeGreaterThan(0);
+    }
   });
 
   it('places JSON errors by line and column', () => {

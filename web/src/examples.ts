@@ -3,7 +3,7 @@
  * service's worked example: its line totals sum to 129.5 but it states 135,
  * so the sum_equals rule fails; with total 129.5 it passes.
  */
-import invoice from '../../test/fixtures/invoice.request.json';
+import invoice from '../../test/fixtures/invoice.request.json' with { type: 'json' };
 
 export interface Example {
   id: string;

@@ -20,7 +20,13 @@ function NotFound() {
 function route() {
   const site = readSite();
   const path = location.pathname.replace(/\/+$/, '') || '/';
-  const seg = (prefix: string) => decodeURIComponent(path.slice(prefix.length));
+  const seg = (prefix: string) => {
+    try {
+      return decodeURIComponent(path.slice(prefix.length));
+    } catch {
+      return path.slice(prefix.length);
+    }
+  };
   if (path === '/') {
     document.title = `${site.serviceName}: verify agent output`;
     return <Playground site={site} />;

@@ -16,6 +16,9 @@ type Load =
   | { state: 'error'; error: ApiErrorBody }
   | { state: 'ready'; text: string; card: unknown; check: ReceiptCheckResult };
 
+/** Step names as a person reads them once the step passed (a failing step shows the verifier's check id). */
+const PASSED_LABEL: Record<string, string> = { key_not_found: 'key', request_mismatch: 'request' };
+
 function CheckOutcome({ result, id }: { result: ReceiptCheckResult; id: string }) {
   return (
     <div class={`check-outcome ${result.valid ? 'valid' : 'invalid'}`} id={id} data-valid={String(result.valid)} data-failed-check={result.failedCheck}>
@@ -35,7 +38,7 @@ function CheckOutcome({ result, id }: { result: ReceiptCheckResult; id: string }
       <ol class="steps">
         {result.steps.map((s, i) => (
           <li key={i} class={s.ok ? 'ok' : 'bad'}>
-            <span aria-hidden="true">{s.ok ? '✓' : '✗'}</span> <code>{s.check}</code>
+            <span aria-hidden="true">{s.ok ? '✓' : '✗'}</span> <code>{s.ok ? (PASSED_LABEL[s.check] ?? s.check) : s.check}</code>
             <span class="sr-only">{s.ok ? ' passed' : ' failed'}</span>: {s.detail}
           </li>
         ))}
