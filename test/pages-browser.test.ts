@@ -175,7 +175,7 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('pages in Chromium', () => {
     const darkPage = await dark.newPage();
     await darkPage.goto(`${app.base}/receipts/${id}`);
     await darkPage.locator('#stored-check').waitFor();
-    const bg = await darkPage.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    const bg = await darkPage.locator('body').evaluate((b: any) => b.ownerDocument.defaultView.getComputedStyle(b).backgroundColor);
     expect(bg).toBe('rgb(13, 17, 23)');
     await darkPage.screenshot({ path: path.join(ARTIFACTS, 'receipt-dark.png'), fullPage: true });
     await dark.close();
