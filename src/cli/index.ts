@@ -17,6 +17,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   keys: { summary: 'generate | list | rotate signing keys', load: () => import('./keys.js') },
   'request-hash': { summary: 'print the request_hash of a request file', load: () => import('./request-hash.js') },
   receipt: { summary: 'receipt verify: check a signed receipt offline', load: () => import('./receipt.js') },
+  log: { summary: 'transparency log: verify a receipt, monitor a service, audit the store', load: () => import('./log.js') },
 };
 
 function usage(): string {

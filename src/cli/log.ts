@@ -1,0 +1,135 @@
+/**
+ * @module `aov log`: the transparency log from the command line.
+ *   verify <receipt.json> --log <url>   the receipt file's entry is in the log (signed checkpoint + inclusion)
+ *   monitor <url> [--state file]         check the newest checkpoint extends the last one seen; new entries per agent
+ *   audit                                the operator's check: every stored receipt is in the log and vice versa
+ * Exit codes: 0 ok, 1 a check failed, 2 usage or a service/database that could not be read.
+ */
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { CliIO } from './io.js';
+
+const HELP = `usage: aov log <verify|monitor|audit> [options]
+
+  aov log verify <receipt.json> --log <url> [--key <verifier key>] [--json]
+      Checks the receipt (the exact bytes GET /verifications/{id} served) is in the
+      service's transparency log: its entry hashes the file, the checkpoint is signed
+      by the log key (from --key, else <url>/log/key), and the inclusion proof holds.
+
+  aov log monitor <url> [--state <file>] [--key <verifier key>] [--json]
+      Fetches the newest checkpoint, checks it is consistent with the one in the state
+      file, reads the new entries from the tiles and reports what each agent gained.
+      The state file (created when missing) pins the log key and remembers the tree.
+
+  aov log audit [--data-dir <dir>] [--database-url <url>] [--json]
+      For the operator: every receipt in the store is in the log (or queued) and every
+      log entry still has its receipt, unchanged; the tree and its checkpoint match.
+`;
+
+function fail(io: CliIO, message: string): number {
+  io.stderr(`aov log: ${message}\n`);
+  return 2;
+}
+
+export async function run(argv: string[], io: CliIO): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (!sub || sub === '-h' || sub === '--help') {
+    io.stdout(HELP);
+    return sub ? 0 : 2;
+  }
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        log: { type: 'string' },
+        key: { type: 'string' },
+        state: { type: 'string' },
+        json: { type: 'boolean' },
+        'data-dir': { type: 'string' },
+        'database-url': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    return fail(io, `${(e as Error).message} (see aov log --help)`);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    io.stdout(HELP);
+    return 0;
+  }
+  try {
+    if (sub === 'verify') return await verify(io, positionals, values);
+    if (sub === 'monitor') return await monitor(io, positionals, values);
+    if (sub === 'audit') return await audit(io, positionals, values);
+  } catch (e) {
+    return fail(io, e instanceof Error ? e.message : String(e));
+  }
+  return fail(io, `unknown subcommand '${sub}' (verify, monitor or audit)`);
+}
+
+type Values = { log?: string; key?: string; state?: string; json?: boolean; 'data-dir'?: string; 'database-url'?: string };
+
+async function verify(io: CliIO, positionals: string[], values: Values): Promise<number> {
+  if (positionals.length !== 1 || !values.log) return fail(io, 'usage: aov log verify <receipt.json> --log <url>');
+  const { checkReceiptInLog } = await import('../log/client.js');
+  const receiptText = io.readFile(positionals[0] as string);
+  const r = await checkReceiptInLog({ receiptText, logUrl: values.log, verifierKey: values.key });
+  if (values.json) {
+    io.stdout(`${JSON.stringify({ ok: r.ok, verification_id: r.verificationId, index: r.index, tree_size: r.checkpoint?.size ?? null, problems: r.problems })}\n`);
+  } else if (r.ok) {
+    io.stdout(`ok: receipt ${r.verificationId} is entry ${r.index} of the log (checkpoint ${r.checkpoint?.origin} size ${r.checkpoint?.size}, root ${r.checkpoint?.root.toString('base64')})\n`);
+  } else {
+    io.stdout(`NOT PROVEN: receipt ${r.verificationId ?? '?'}\n${r.problems.map((p) => `  - ${p}\n`).join('')}`);
+  }
+  return r.ok ? 0 : 1;
+}
+
+async function monitor(io: CliIO, positionals: string[], values: Values): Promise<number> {
+  if (positionals.length !== 1) return fail(io, 'usage: aov log monitor <url> [--state <file>]');
+  const { monitorLog } = await import('../log/client.js');
+  const stateFile = values.state;
+  const state = stateFile && existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, 'utf8')) : null;
+  const r = await monitorLog({ logUrl: positionals[0] as string, state, verifierKey: values.key });
+  if (values.json) {
+    io.stdout(`${JSON.stringify({ ok: r.ok, from: r.from, to: r.to, problems: r.problems, agents: r.agents })}\n`);
+  } else if (r.ok) {
+    io.stdout(`ok: ${r.state.origin} grew from ${r.from} to ${r.to} entries, consistent with what was seen before\n`);
+    for (const a of r.agents) io.stdout(`  ${a.agent_id ?? '(no agent)'}: +${a.added} (${a.passes} pass, ${a.fails} fail)\n`);
+  } else {
+    io.stdout(`ALERT: ${r.problems.map((p) => `\n  - ${p}`).join('')}\n`);
+  }
+  // Only a verified state is remembered; after an alert the old one stays, so the next run alerts again.
+  if (r.ok && stateFile) {
+    writeFileSync(`${stateFile}.tmp`, `${JSON.stringify(r.state, null, 2)}\n`);
+    renameSync(`${stateFile}.tmp`, stateFile);
+  }
+  return r.ok ? 0 : 1;
+}
+
+async function audit(io: CliIO, positionals: string[], values: Values): Promise<number> {
+  if (positionals.length !== 0) return fail(io, 'usage: aov log audit [--data-dir <dir>] [--database-url <url>]');
+  const { loadConfig } = await import('../config.js');
+  const { openStore } = await import('../store/index.js');
+  const { auditLog } = await import('../log/audit.js');
+  const { loadOrCreateNoteSigner } = await import('../log/index.js');
+  const config = loadConfig(process.env, { 'data-dir': values['data-dir'], 'database-url': values['database-url'] });
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: config.databaseSchema });
+  try {
+    const keyFile = config.logNoteKeyFile;
+    const hasKey = existsSync(keyFile);
+    const r = await auditLog(store, hasKey ? { verifierKeyFor: (origin) => loadOrCreateNoteSigner(keyFile, origin).verifierKey } : {});
+    if (values.json) io.stdout(`${JSON.stringify(r)}\n`);
+    else {
+      io.stdout(`${r.ok ? 'clean' : 'FINDINGS'}: log of ${r.tree_size} entries (root ${r.root_hash}), ${r.entries_checked} checked, ${r.queued} receipts queued for the log\n`);
+      if (!hasKey) io.stdout('  (no note key file found: the checkpoint signature was not checked)\n');
+      for (const f of r.findings) io.stdout(`  - ${f.kind}${f.index !== undefined ? ` #${f.index}` : ''}${f.verification_id ? ` ${f.verification_id}` : ''}: ${f.detail}\n`);
+    }
+    return r.ok ? 0 : 1;
+  } finally {
+    await store.close();
+  }
+}
