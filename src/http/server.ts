@@ -4,6 +4,7 @@
  * error shape on every path (including 404/405/413/415), request ids, and a
  * closing state that turns new requests away with 503 during shutdown.
  */
+import { addOperationIds } from './operation-ids.js';
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
@@ -158,6 +159,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
   app.addHook('onRoute', (route) => {
     routeIndex.add(route.method, route.url);
   });
+  addOperationIds(app);
 
   // Hooks on every request are callback-style: an async hook costs a promise and a microtask turn per request.
   app.addHook('onRequest', (request, reply, done) => {
