@@ -31,7 +31,9 @@ export interface CreateAppOptions {
   /** Injected clock (tests). */
   clock?: () => Date;
   /** x402: override the facilitator or the built-in facilitator's chain signers (tests, custom wallets). */
-  payments?: Pick<PaymentsOptions, 'evmSigner' | 'svmSigner' | 'facilitator'>;
+  payments?: Pick<PaymentsOptions, 'evmSigner' | 'svmSigner' | 'facilitator' | 'transactionStatus'>;
+  /** How often pending settlements are reconciled with the chain (ms; default 15 s). */
+  reconcileIntervalMs?: number;
 }
 
 export interface App {
@@ -109,7 +111,10 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
           config: config.payments,
           store,
           serviceName: config.serviceName,
-          log: { warn: (obj, msg) => paymentLog.current?.warn(obj as object, msg) },
+          log: {
+            warn: (obj, msg) => paymentLog.current?.warn(obj as object, msg),
+            error: (obj, msg) => paymentLog.current?.error(obj as object, msg),
+          },
           ...options.payments,
         })
       : null;
@@ -149,6 +154,17 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       server.app.log.warn({ err: paymentsInitError }, 'x402: the facilitator is not ready; paid routes answer 503 until it is (retried on each paid request)');
     }
 
+    // Paid receipts left pending (settlement outcome unknown, or a crash mid-settlement) are settled
+    // from the chain: at start-up, then periodically. One pass at a time; never blocks requests.
+    let reconciling: Promise<unknown> | null = null;
+    const reconcile = () => {
+      if (!payments || reconciling) return;
+      reconciling = payments.gate.reconcileAll().finally(() => (reconciling = null));
+    };
+    reconcile();
+    const reconcileTimer = payments ? setInterval(reconcile, options.reconcileIntervalMs ?? 15_000) : null;
+    reconcileTimer?.unref();
+
     let closed: Promise<void> | undefined;
     return {
       app: server.app,
@@ -160,8 +176,10 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       log: transparencyLog,
       close() {
         closed ??= (async () => {
+          if (reconcileTimer) clearInterval(reconcileTimer);
           try {
             await server.close();
+            await reconciling?.catch(() => undefined);
           } finally {
             // Whatever was stored is integrated now, or by the next start: the queue survives.
             await transparencyLog.sequencer.integrate().catch(() => undefined);

@@ -143,6 +143,24 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
       return { response, text: JSON.stringify(response) };
     },
 
+    async issue(parsed: ParsedRequest) {
+      const signed = await service.verify(parsed);
+      const r = signed.response as { verification_id: string; verified_at: string };
+      return {
+        signed,
+        record: {
+          verificationId: r.verification_id,
+          agentId: parsed.request.agent_id,
+          taskId: parsed.request.task_id,
+          result: 'pass' as const,
+          overallRatio: 1,
+          verifiedAt: r.verified_at,
+          keyVersion: 'fake',
+          receipt: signed.text,
+        },
+      };
+    },
+
     async score(agentId: string): Promise<SignedResult> {
       if (agentId.length === 0 || agentId.length > 200) {
         throw new ApiError('invalid_request', { fields: [{ field: 'agent_id', problem: 'must be 1-200 characters', fix: 'send a real id' }] });

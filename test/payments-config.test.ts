@@ -57,7 +57,25 @@ describe('parsePaymentConfig', () => {
 
   it('supports the built-in facilitator on an EVM RPC', () => {
     const c = parsePaymentConfig({ ...ON, X402_NETWORKS: 'base', X402_FACILITATOR_URL: 'local', X402_LOCAL_EVM_RPC_URL: 'http://127.0.0.1:8545', X402_LOCAL_EVM_PRIVATE_KEY: `0x${'ab'.repeat(32)}` });
-    expect(c.facilitator).toEqual({ mode: 'local', evmRpcUrl: 'http://127.0.0.1:8545', evmPrivateKey: `0x${'ab'.repeat(32)}` });
+    expect(c.facilitator).toEqual({ mode: 'local', evmRpcUrl: 'http://127.0.0.1:8545', evmPrivateKey: `0x${'ab'.repeat(32)}`, routesToken: null });
+  });
+
+  it('the built-in facilitator routes are off by default and need a token when on', () => {
+    const local = { ...ON, X402_NETWORKS: 'base', X402_FACILITATOR_URL: 'local', X402_LOCAL_EVM_RPC_URL: 'http://127.0.0.1:8545', X402_LOCAL_EVM_PRIVATE_KEY: `0x${'ab'.repeat(32)}` };
+    const token = 'f'.repeat(40);
+    // A token alone does not turn them on.
+    expect(parsePaymentConfig({ ...local, X402_FACILITATOR_ROUTES_TOKEN: token }).facilitator).toMatchObject({ routesToken: null });
+    expect(parsePaymentConfig({ ...local, X402_FACILITATOR_ROUTES: 'true', X402_FACILITATOR_ROUTES_TOKEN: token }).facilitator).toMatchObject({ routesToken: token });
+    expect(() => parsePaymentConfig({ ...local, X402_FACILITATOR_ROUTES: 'true' })).toThrow(/^X402_FACILITATOR_ROUTES_TOKEN: is required/);
+    expect(() => parsePaymentConfig({ ...local, X402_FACILITATOR_ROUTES: 'true', X402_FACILITATOR_ROUTES_TOKEN: 'short' })).toThrow(/^X402_FACILITATOR_ROUTES_TOKEN: must be 32/);
+    expect(() => parsePaymentConfig({ ...ON, X402_FACILITATOR_ROUTES: 'true', X402_FACILITATOR_ROUTES_TOKEN: token })).toThrow(/^X402_FACILITATOR_ROUTES: .*X402_FACILITATOR_URL=local/);
+  });
+
+  it('the validity margin defaults to 60 s and must stay below the window', () => {
+    expect(parsePaymentConfig(ON).minValiditySeconds).toBe(60);
+    expect(parsePaymentConfig({ ...ON, X402_MIN_VALIDITY_SECONDS: '30' }).minValiditySeconds).toBe(30);
+    expect(() => parsePaymentConfig({ ...ON, X402_MIN_VALIDITY_SECONDS: '300' })).toThrow(/^X402_MIN_VALIDITY_SECONDS: must be less than/);
+    expect(() => parsePaymentConfig({ ...ON, X402_MIN_VALIDITY_SECONDS: '5' })).toThrow(/^X402_MIN_VALIDITY_SECONDS/);
   });
 
   const bad: Array<[Record<string, string>, string]> = [

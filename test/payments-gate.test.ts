@@ -9,9 +9,24 @@ import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
 import { x402Client } from '@x402/core/client';
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import { BASE_USDC, SOLANA_USDC } from '../src/payments/config.js';
+import type { ReceiptRecord } from '../src/store/store.js';
 import { createPaymentFixture, PAY_TO_EVM, PAY_TO_SOLANA, SOLANA_FEE_PAYER, type PaymentFixture } from './payments-helpers.js';
 
 const RESOURCE = { url: 'http://127.0.0.1/verify/schema', description: 'Verify an agent output', method: 'POST' as const };
+
+/** The receipt a paid call produced, as the gate gets it (stored pending, published when settled). */
+function rec(verificationId: string, agentId: string | null = 'gate-agent'): ReceiptRecord {
+  return {
+    verificationId,
+    agentId,
+    taskId: `task-${verificationId}`,
+    result: 'pass',
+    overallRatio: 1,
+    verifiedAt: '2026-03-01T10:00:00Z',
+    keyVersion: 'k1',
+    receipt: JSON.stringify({ verification_id: verificationId }),
+  };
+}
 
 let f: PaymentFixture;
 beforeAll(async () => {
@@ -79,7 +94,7 @@ describe('paying', () => {
     expect(auth.ok).toBe(true);
     if (!auth.ok) return;
     expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before); // nothing moves before the work is done
-    const settled = await f.gate.settle(auth.ticket, 'vid-1');
+    const settled = await f.gate.settle(auth.ticket, rec('vid-1'));
     expect(settled.ok).toBe(true);
     if (!settled.ok) return;
     expect(settled.settlement).toMatchObject({ success: true, network: 'eip155:8453' });
@@ -88,6 +103,9 @@ describe('paying', () => {
     const events = await f.store.paymentEvents({ verificationId: 'vid-1' });
     expect(events.map((e) => e.kind)).toEqual(['settled']);
     expect(events[0].detail).toBe(settled.settlement.transaction);
+    // Settled: the receipt is published.
+    expect(await f.store.getReceipt('vid-1')).toBe(JSON.stringify({ verification_id: 'vid-1' }));
+    expect(await f.store.pendingSettlementFor('vid-1')).toBeNull();
     const all = await f.store.paymentEvents();
     expect(all.filter((e) => e.key.nonce === auth.ticket.key.nonce).map((e) => e.kind)).toEqual(['verified', 'settled']);
     // A used authorization is refused afterwards.
@@ -105,7 +123,7 @@ describe('paying', () => {
     expect(losers.every((r) => r.reason === 'payment_already_used')).toBe(true);
     const w = winners[0];
     if (!w.ok) return;
-    expect((await f.gate.settle(w.ticket, 'vid-50')).ok).toBe(true);
+    expect((await f.gate.settle(w.ticket, rec('vid-50'))).ok).toBe(true);
     expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 20000n);
     const replays = (await f.store.paymentEvents()).filter((e) => e.key.nonce === w.ticket.key.nonce && e.kind === 'replay_rejected');
     expect(replays).toHaveLength(49);
@@ -122,7 +140,7 @@ describe('paying', () => {
     const second = await f.gate.authorize('verify', RESOURCE, payload);
     expect(second.ok).toBe(true);
     if (!second.ok) return;
-    expect((await f.gate.settle(second.ticket, 'vid-retry')).ok).toBe(true);
+    expect((await f.gate.settle(second.ticket, rec('vid-retry'))).ok).toBe(true);
     expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 20000n);
   });
 
@@ -132,14 +150,17 @@ describe('paying', () => {
     const auth = await f.gate.authorize('verify', RESOURCE, payload);
     if (!auth.ok) throw new Error(auth.message);
     f.chain.failNextWrites(1);
-    const s = await f.gate.settle(auth.ticket, 'vid-fail');
+    const s = await f.gate.settle(auth.ticket, rec('vid-fail'));
     expect(s.ok).toBe(false);
-    if (s.ok) return;
+    if (s.ok || s.pending) throw new Error('expected a failed settlement');
     expect(s.paymentRequired.x402Version).toBe(2);
     expect(s.message).toMatch(/Settlement failed/);
     expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before);
     const kinds = (await f.store.paymentEvents({ verificationId: 'vid-fail' })).map((e) => e.kind);
-    expect(kinds).toEqual(['settle_failed']);
+    expect(kinds).toEqual(['settle_failed', 'voided']);
+    // No receipt anywhere: not published, not pending.
+    expect(await f.store.getReceipt('vid-fail')).toBeNull();
+    expect(await f.store.pendingSettlementFor('vid-fail')).toBeNull();
     const retry = await f.gate.authorize('verify', RESOURCE, payload);
     expect(retry.ok).toBe(true);
     if (retry.ok) await f.gate.cancel(retry.ticket, 'test');
@@ -184,7 +205,7 @@ describe('refusing payments', () => {
     for (const bad of [null, 'x', { x402Version: 2 }, { x402Version: 2, payload: {}, accepted: 'no' }]) {
       const r = await f.gate.authorize('verify', RESOURCE, bad);
       expect(r).toMatchObject({ ok: false, reason: 'invalid_payment' });
-      if (!r.ok) expect(r.paymentRequired.accepts).toHaveLength(2);
+      if (!r.ok && 'paymentRequired' in r) expect(r.paymentRequired.accepts).toHaveLength(2);
     }
     const v1 = await f.gate.authorize('verify', RESOURCE, { x402Version: 1, payload: {}, scheme: 'exact', network: 'base' });
     expect(v1).toMatchObject({ ok: false, reason: 'unsupported_version' });

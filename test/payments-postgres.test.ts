@@ -4,6 +4,7 @@
  * receive the same authorization at once; exactly one reserves it. Skipped when
  * PostgreSQL is not reachable at 127.0.0.1:5432 db `test`.
  */
+import { receipt } from './store-contract.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { createPostgresStore, type PostgresStore } from '../src/store/postgres.js';
@@ -41,7 +42,7 @@ describe.skipIf(!available)('payments on PostgreSQL', () => {
     expect(winners).toHaveLength(1);
     const w = winners[0];
     if (!w.ok) return;
-    expect((await gates[1].settle(w.ticket, 'pg-1')).ok).toBe(true);
+    expect((await gates[1].settle(w.ticket, receipt(null, '2026-03-01T10:00:00Z', 'pass', { verificationId: 'pg-1' }))).ok).toBe(true);
     expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 20000n);
     const events = (await stores[2].paymentEvents()).filter((e) => e.key.nonce === w.ticket.key.nonce);
     expect(events.filter((e) => e.kind === 'replay_rejected')).toHaveLength(39);

@@ -153,9 +153,14 @@ describe('REST', () => {
     );
     const statuses = responses.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
-    expect(statuses.filter((s) => s === 402)).toHaveLength(49);
-    const codes = await Promise.all(responses.filter((r) => r.status === 402).map(async (r) => ((await r.json()) as { code: string }).code));
-    expect(new Set(codes)).toEqual(new Set(['payment_invalid']));
+    // The others are refused (402), or told the payment is being settled (202, while the one winner settles): no receipt either way.
+    expect(statuses.filter((s) => s === 402 || s === 202)).toHaveLength(49);
+    const bodies = await Promise.all(responses.filter((r) => r.status !== 200).map(async (r) => (await r.json()) as Record<string, unknown>));
+    for (const b of bodies) {
+      expect(['payment_invalid', 'settlement_pending']).toContain(b.code);
+      expect(b.result).toBeUndefined();
+      expect(b.attestation).toBeUndefined();
+    }
     expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 20000n);
     const rep = (await (await fetch(`${app.base}/reputation/${agent}`)).json()) as { verifications: number };
     expect(rep.verifications).toBe(1); // the work ran once
@@ -295,7 +300,18 @@ describe('MCP', () => {
 });
 
 describe('built-in facilitator mode', () => {
-  it('serves /facilitator/* on the app and settles through it', async () => {
+  const token = 't'.repeat(24) + '-facilitator-token';
+  const localEnv = {
+    FREE_ALLOWANCE_PER_DAY: '0',
+    X402_ENABLED: 'true',
+    X402_FACILITATOR_URL: 'local',
+    X402_LOCAL_EVM_RPC_URL: 'http://127.0.0.1:9',
+    X402_LOCAL_EVM_PRIVATE_KEY: `0x${'11'.repeat(32)}`,
+    X402_NETWORKS: 'base',
+    X402_PAY_TO_EVM: PAY_TO_EVM,
+  };
+
+  it('settles in process; /facilitator/* is not served unless turned on', async () => {
     const chain = createMemoryEvmChain({
       chainId: 8453,
       tokens: [{ address: BASE_USDC, name: 'USD Coin', version: '2' }],
@@ -303,24 +319,53 @@ describe('built-in facilitator mode', () => {
     });
     chain.mint(BASE_USDC, f.buyer.address, 100_000n);
     const dir = tempDir('aov-pay-local-');
-    const local = await start(
-      dir.dir,
-      {
-        FREE_ALLOWANCE_PER_DAY: '0',
-        X402_ENABLED: 'true',
-        X402_FACILITATOR_URL: 'local',
-        X402_LOCAL_EVM_RPC_URL: 'http://127.0.0.1:9',
-        X402_LOCAL_EVM_PRIVATE_KEY: `0x${'11'.repeat(32)}`,
-        X402_NETWORKS: 'base',
-        X402_PAY_TO_EVM: PAY_TO_EVM,
-      },
-      { evmSigner: chain.signer },
-    );
+    const local = await start(dir.dir, localEnv, { evmSigner: chain.signer });
     try {
-      const supported = (await (await fetch(`${local.base}/facilitator/supported`)).json()) as { kinds: Array<{ network: string }> };
-      expect(supported.kinds.map((k) => k.network)).toContain('eip155:8453');
+      expect((await fetch(`${local.base}/facilitator/supported`)).status).toBe(404);
+      // A stranger asking the app to settle a transfer between two unrelated parties: nothing moves.
+      const stranger = await f.buyerClient.createPaymentPayload(await f.gate.paymentRequired('verify', { url: `${local.base}/verify/schema` }));
+      const settle = await fetch(`${local.base}/facilitator/settle`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ x402Version: 2, paymentPayload: stranger, paymentRequirements: stranger.accepted }),
+      });
+      expect(settle.status).toBe(404);
+      expect(chain.settledTransfers()).toBe(0);
       const r = await paidFetch(`${local.base}/verify/schema`, { method: 'POST', headers: json, body: request('local-1') });
       expect(r.status).toBe(200);
+      expect(chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(80_000n);
+    } finally {
+      await local.close();
+      dir.cleanup();
+    }
+  });
+
+  it('turned on, /facilitator/* needs the bearer token: without it nothing is verified or settled', async () => {
+    const chain = createMemoryEvmChain({
+      chainId: 8453,
+      tokens: [{ address: BASE_USDC, name: 'USD Coin', version: '2' }],
+      facilitatorAddress: '0x2222222222222222222222222222222222222222',
+    });
+    chain.mint(BASE_USDC, f.buyer.address, 100_000n);
+    const dir = tempDir('aov-pay-local-routes-');
+    const local = await start(dir.dir, { ...localEnv, X402_FACILITATOR_ROUTES: 'true', X402_FACILITATOR_ROUTES_TOKEN: token }, { evmSigner: chain.signer });
+    try {
+      const payload = await f.buyerClient.createPaymentPayload(await f.gate.paymentRequired('verify', { url: `${local.base}/verify/schema` }));
+      const body = JSON.stringify({ x402Version: 2, paymentPayload: payload, paymentRequirements: payload.accepted });
+      for (const headers of [json, { ...json, authorization: 'Bearer wrong-token-wrong-token-wrong' }, { ...json, authorization: token }]) {
+        const r = await fetch(`${local.base}/facilitator/settle`, { method: 'POST', headers, body });
+        expect(r.status).toBe(401);
+        expect(r.headers.get('www-authenticate')).toBe('Bearer');
+      }
+      expect((await fetch(`${local.base}/facilitator/supported`)).status).toBe(401);
+      expect(chain.settledTransfers()).toBe(0);
+      expect(chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(100_000n);
+      const auth = { ...json, authorization: `Bearer ${token}` };
+      const supported = (await (await fetch(`${local.base}/facilitator/supported`, { headers: auth })).json()) as { kinds: Array<{ network: string }> };
+      expect(supported.kinds.map((k) => k.network)).toContain('eip155:8453');
+      const settled = await fetch(`${local.base}/facilitator/settle`, { method: 'POST', headers: auth, body });
+      expect(settled.status).toBe(200);
+      expect(await settled.json()).toMatchObject({ success: true });
       expect(chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(80_000n);
     } finally {
       await local.close();

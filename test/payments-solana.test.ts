@@ -7,6 +7,7 @@
  * co-signs as fee payer; "sending" is recorded in memory instead of a cluster.
  * The gate's replay key is the payer's transaction signature.
  */
+import { receipt } from './store-contract.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -150,7 +151,7 @@ describe('Solana (offline)', () => {
     const w = winners[0];
     if (!w.ok) return;
     expect(w.ticket.key).toEqual({ network: SOLANA_MAINNET, payer: buyer.address, nonce: buyerSig });
-    const settled = await gate.settle(w.ticket, 'sol-1');
+    const settled = await gate.settle(w.ticket, receipt(null, '2026-03-01T10:00:00Z', 'pass', { verificationId: 'sol-1' }));
     expect(settled.ok).toBe(true);
     if (!settled.ok) return;
     expect(settled.settlement).toMatchObject({ success: true, network: SOLANA_MAINNET, payer: buyer.address });

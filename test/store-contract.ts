@@ -330,6 +330,74 @@ export function defineStoreContract(name: string, harness: StoreHarness): void {
       });
     });
 
+    describe('pending settlements', () => {
+      const key = () => ({ network: 'eip155:8453', payer: '0xabc', nonce: randomUUID() });
+
+      it('a pending receipt is invisible: no lookup, no reputation, no score input', async () => {
+        const agent = uniq('pending-agent');
+        const rec = receipt(agent, '2026-03-01T10:00:00Z', 'pass');
+        const k = key();
+        await store.savePendingSettlement({ key: k, route: 'verify', record: rec, payment: '{"p":1}', transaction: null, createdAt: '2026-03-01T10:00:00.000Z', state: 'pending' });
+        expect(await store.getReceipt(rec.verificationId)).toBeNull();
+        expect((await store.reputation(agent, { limit: 10 })).verifications).toBe(0);
+        expect(await store.agentResults(agent)).toEqual([]);
+        expect(await store.pendingSettlement(k)).toEqual({ key: k, route: 'verify', record: rec, payment: '{"p":1}', transaction: null, createdAt: '2026-03-01T10:00:00.000Z', state: 'pending' });;
+        expect((await store.pendingSettlementFor(rec.verificationId))?.key).toEqual(k);
+        expect((await store.pendingSettlements()).some((p) => p.key.nonce === k.nonce)).toBe(true);
+      });
+
+      it('the transaction hash is kept; delete forgets the pending one; a score call stores no record', async () => {
+        const k = key();
+        await store.savePendingSettlement({ key: k, route: 'score', record: null, payment: '{}', transaction: null, createdAt: '2026-03-01T10:00:00.000Z', state: 'pending' });
+        await store.setPendingTransaction(k, '0xfeed');
+        const got = await store.pendingSettlement(k);
+        expect(got?.transaction).toBe('0xfeed');
+        expect(got?.record).toBeNull();
+        await store.deletePendingSettlement(k);
+        expect(await store.pendingSettlement(k)).toBeNull();
+        expect((await store.pendingSettlements()).some((p) => p.key.nonce === k.nonce)).toBe(false);
+      });
+
+      it('a pending receipt survives reopening the database (stored durably before settling)', async () => {
+        const rec = receipt(uniq('durable'), '2026-03-01T10:00:00Z', 'fail');
+        const k = key();
+        await store.savePendingSettlement({ key: k, route: 'verify', record: rec, payment: '{}', transaction: '0xabc1', createdAt: '2026-03-01T10:00:00.000Z', state: 'pending' });
+        const other = await harness.open();
+        try {
+          const got = await other.pendingSettlementFor(rec.verificationId);
+          expect(got?.record).toEqual(rec);
+          expect(got?.transaction).toBe('0xabc1');
+        } finally {
+          await other.close();
+        }
+      });
+
+      it('publishing is saving the receipt: then it is visible with its exact bytes', async () => {
+        const agent = uniq('published');
+        const rec = receipt(agent, '2026-03-01T10:00:00Z', 'pass', { receipt: '{"x":"ü🚀"}' });
+        const k = key();
+        await store.savePendingSettlement({ key: k, route: 'verify', record: rec, payment: '{}', transaction: null, createdAt: '2026-03-01T10:00:00.000Z', state: 'pending' });
+        const pending = await store.pendingSettlement(k);
+        await store.saveReceipt(pending!.record!);
+        await store.deletePendingSettlement(k);
+        expect(await store.getReceipt(rec.verificationId)).toBe('{"x":"ü🚀"}');
+        expect((await store.reputation(agent, { limit: 10 })).verifications).toBe(1);
+        expect(await store.pendingSettlementFor(rec.verificationId)).toBeNull();
+      });
+
+      it('a settled one is kept for the retry but is no longer reconciled', async () => {
+        const k = key();
+        const rec = receipt(uniq('kept'), '2026-03-01T10:00:00Z', 'pass');
+        await store.savePendingSettlement({ key: k, route: 'verify', record: rec, payment: '{}', transaction: null, createdAt: '2026-03-01T10:00:00.000Z', state: 'pending' });
+        await store.markPendingSettled(k, '0xbeef');
+        expect(await store.pendingSettlement(k)).toMatchObject({ state: 'settled', transaction: '0xbeef' });
+        expect((await store.pendingSettlements()).some((p) => p.key.nonce === k.nonce)).toBe(false);
+        // A null transaction keeps the one already known.
+        await store.markPendingSettled(k, null);
+        expect((await store.pendingSettlement(k))?.transaction).toBe('0xbeef');
+      });
+    });
+
     describe('lifecycle', () => {
       it('health is true while open, false after close; close is idempotent', async () => {
         const s = await harness.open();

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/store/index.js';
 import { SQLITE_MIGRATIONS } from '../src/store/migrations/sqlite.js';
 import { createSqliteStore } from '../src/store/sqlite.js';
+import { createSqliteOffloadStore } from '../src/store/sqlite-offload.js';
 import { defineStoreContract } from './store-contract.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -69,6 +70,16 @@ defineStoreContract('sqlite', {
   async consumeFromWorkers({ clientKey, day, limit, workers, attemptsPerWorker }) {
     // Separate OS processes: only SQLite's file locking keeps the count exact here.
     const outs = await raceWorkers<{ granted: number }>(workers, ['consume', file, clientKey, day, String(limit), String(attemptsPerWorker)]);
+    return outs.map((o) => o.granted);
+  },
+});
+
+// The service's writer: allowance and receipts on a worker thread, the rest (payments, pending settlements) on the main connection.
+const offloadFile = join(dir, 'offload', 'verifier.db');
+defineStoreContract('sqlite (worker writer)', {
+  open: async () => createSqliteOffloadStore({ file: offloadFile }),
+  async consumeFromWorkers({ clientKey, day, limit, workers, attemptsPerWorker }) {
+    const outs = await raceWorkers<{ granted: number }>(workers, ['consume', offloadFile, clientKey, day, String(limit), String(attemptsPerWorker)]);
     return outs.map((o) => o.granted);
   },
 });

@@ -69,7 +69,7 @@ export interface HttpServerOptions {
   mcp?: boolean;
   /** x402 payment gate when payments are on (verify after the allowance and score become paid). */
   payments?: PaymentGate | null;
-  /** The built-in facilitator, served under /facilitator when X402_FACILITATOR_URL=local. */
+  /** The built-in facilitator, served under /facilitator when X402_FACILITATOR_ROUTES is on (with its token). */
   localFacilitator?: FacilitatorClient | null;
   /** On close, how long in-flight requests may take before their connections are cut (default 10 s). */
   shutdownGraceMs?: number;
@@ -130,6 +130,10 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
         baseUrl: config.publicBaseUrl,
         setAllowanceHeaders,
         onVerified: (signed) => metrics.verifications.inc({ result: String(signed.response.result) }),
+        freeTrial: {
+          mcpUrl: `${config.publicBaseUrl}/mcp`,
+          client: config.trustProxy ? 'ip address (X-Forwarded-For from the trusted proxy)' : 'ip address',
+        },
       }
     : null;
 
@@ -398,13 +402,15 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
       allowedHosts: config.allowedHosts,
       clientKey,
       version: options.version,
-      admit: paid ? createPaymentAdmission({ gate: paid.gate, service, baseUrl: config.publicBaseUrl }) : undefined,
+      admit: paid ? createPaymentAdmission({ gate: paid.gate, service, baseUrl: config.publicBaseUrl, freeTrial: paid.freeTrial }) : undefined,
     });
   }
-  if (options.localFacilitator) {
+  const facilitatorToken = config.payments.facilitator.mode === 'local' ? config.payments.facilitator.routesToken : null;
+  if (options.localFacilitator && facilitatorToken) {
+    // Off unless the operator turns them on with a token: they make the settlement key pay gas.
     // Loaded only when used: the facilitator pulls in the EVM client stack (slow to import, ~45 MiB).
     const { registerFacilitatorRoutes } = await import('../payments/local-facilitator.js');
-    await registerFacilitatorRoutes(app, options.localFacilitator, { prefix: '/facilitator' });
+    await registerFacilitatorRoutes(app, options.localFacilitator, { prefix: '/facilitator', token: facilitatorToken });
   }
 
   await app.ready();

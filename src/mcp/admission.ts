@@ -6,7 +6,8 @@
  * entries merged into `result._meta`), without touching the tool handlers.
  */
 import type { FastifyRequest } from 'fastify';
-import type { VerifierService } from '../service/types.js';
+import type { SignedResult, VerifierService } from '../service/types.js';
+import type { ReceiptRecord } from '../store/store.js';
 import { allowanceExhaustedError } from '../service/verifier-service.js';
 import type { ToolName } from './tool-definitions.js';
 
@@ -25,6 +26,8 @@ export interface ToolCallContext {
 export interface WorkOutcome {
   /** The receipt's verification_id (verify_schema); null for the score. */
   verificationId: string | null;
+  /** The receipt, still unstored, when the admission asked for `deferStore` (verify_schema). */
+  record?: ReceiptRecord | null;
 }
 
 /** A call allowed to proceed. Exactly one of `complete` / `release` is called afterwards. */
@@ -34,9 +37,16 @@ export interface Admitted {
    * The work succeeded: finish (e.g. settle a payment); returns entries for `result._meta`.
    * Throwing an ApiError turns the result into that error (release is not called then).
    */
-  complete(outcome?: WorkOutcome): Promise<Record<string, unknown> | undefined>;
+  complete(outcome?: WorkOutcome): Promise<Record<string, unknown> | undefined | Refused>;
   /** The work failed: undo (refund the allowance, release a payment reservation). */
   release(): Promise<void>;
+  /**
+   * The receipt must not be stored by the work: `complete` gets it and stores it (a paid call
+   * publishes its receipt only once the payment is settled).
+   */
+  deferStore?: boolean;
+  /** Already answered (a paid receipt fetched on retry): no work runs; `complete` is still called. */
+  answer?: SignedResult;
 }
 
 /**

@@ -11,6 +11,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ApiError, errorBody, invalidRequest, isApiError, type ErrorBody } from '../errors.js';
 import type { SignedResult, VerifierService } from '../service/types.js';
+import type { ReceiptRecord } from '../store/store.js';
 import type { DuplicateKeyFinding } from '../core/strict-json.js';
 import type { AdmitToolCall, ToolCallContext } from './admission.js';
 import { applyDuplicateKeys } from './envelope.js';
@@ -116,21 +117,25 @@ function parseRecordArgs(args: unknown): string {
   return agentId;
 }
 
-type Work = () => Promise<{ signed: SignedResult; summary: string }>;
+type Work = (options: { deferStore: boolean }) => Promise<{ signed: SignedResult; summary: string; record: ReceiptRecord | null }>;
 
 /** Validate the arguments now (throws ApiError); the returned work runs only once admitted. */
 function prepare(ctx: McpServerContext, tool: ToolName, args: unknown, requestId: string | number): Work {
   if (tool === 'verify_schema') {
     const parsed = applyDuplicateKeys(ctx.service.parseRequestValue(args ?? {}), ctx.duplicateKeys?.(requestId) ?? []);
-    return async () => {
+    return async ({ deferStore }) => {
+      if (deferStore) {
+        const { signed, record } = await ctx.service.issue(parsed);
+        return { signed, summary: receiptSummary(signed.response), record };
+      }
       const signed = await ctx.service.verify(parsed);
-      return { signed, summary: receiptSummary(signed.response) };
+      return { signed, summary: receiptSummary(signed.response), record: null };
     };
   }
   const agentId = parseRecordArgs(args ?? {});
   return async () => {
     const signed = await ctx.service.score(agentId);
-    return { signed, summary: scoreSummary(signed.response) };
+    return { signed, summary: scoreSummary(signed.response), record: null };
   };
 }
 
@@ -148,15 +153,25 @@ async function runTool(
     const admission = await ctx.admit(ctx.callContext(tool, meta));
     if (!admission.admitted) return errorResult(admission.structuredContent, admission.meta);
 
+    if (admission.answer) {
+      const answered = admission.answer;
+      const meta = await admission.complete({ verificationId: null });
+      if (meta && 'admitted' in meta) return errorResult(meta.structuredContent as Record<string, unknown>, meta.meta as Record<string, unknown> | undefined);
+      return successResult(answered, tool === 'verify_schema' ? receiptSummary(answered.response) : scoreSummary(answered.response), meta);
+    }
     let outcome: Awaited<ReturnType<Work>>;
     try {
-      outcome = await work();
+      outcome = await work({ deferStore: admission.deferStore === true });
     } catch (err) {
       await admission.release().catch((releaseErr: unknown) => ctx.log.error({ err: releaseErr, tool }, 'MCP admission release failed'));
       throw err;
     }
     const verificationId = outcome.signed.response.verification_id;
-    const resultMeta = await admission.complete({ verificationId: typeof verificationId === 'string' ? verificationId : null });
+    const resultMeta = await admission.complete({ verificationId: typeof verificationId === 'string' ? verificationId : null, record: outcome.record });
+    // A paid call whose settlement failed or is pending: no receipt is handed out.
+    if (resultMeta && 'admitted' in resultMeta) {
+      return errorResult(resultMeta.structuredContent as Record<string, unknown>, resultMeta.meta as Record<string, unknown> | undefined);
+    }
     return successResult(outcome.signed, outcome.summary, resultMeta);
   } catch (err) {
     return errorResult(toErrorBody(err, ctx.log, tool));

@@ -40,6 +40,11 @@ export type FacilitatorConfig =
       evmRpcUrl: string | null;
       /** Private key of the account that submits settlement transactions (pays gas). */
       evmPrivateKey: `0x${string}` | null;
+      /**
+       * Bearer token of the built-in facilitator's HTTP routes (`/facilitator/*`); null keeps
+       * them off (the default). They make the settlement key pay gas, so they are never open.
+       */
+      routesToken: string | null;
     };
 
 export interface PaymentConfig {
@@ -50,6 +55,11 @@ export interface PaymentConfig {
   prices: Record<PaidRoute, string>;
   /** Longest authorization validity window accepted, and the window buyers are asked for. */
   maxTimeoutSeconds: number;
+  /**
+   * Shortest validity an authorization must have left when it arrives: the work and the
+   * settlement must fit before it expires, or the buyer would be refused after the work.
+   */
+  minValiditySeconds: number;
   /** Bodies larger than this are never free: they always go to payment. */
   freeMaxBodyBytes: number;
 }
@@ -117,6 +127,18 @@ function parseNetworks(raw: string | undefined): Network[] {
   return out;
 }
 
+const ROUTES_TOKEN_RE = /^[\x21-\x7e]{32,512}$/;
+
+/** X402_FACILITATOR_ROUTES=true serves the built-in facilitator over HTTP, only with a token. */
+function parseRoutesToken(env: Record<string, string | undefined>): string | null {
+  const on = parseBool('X402_FACILITATOR_ROUTES', env.X402_FACILITATOR_ROUTES);
+  const token = (env.X402_FACILITATOR_ROUTES_TOKEN ?? '').trim();
+  if (!on) return null;
+  if (token === '') throw bad('X402_FACILITATOR_ROUTES_TOKEN', 'is required with X402_FACILITATOR_ROUTES=true (the routes make the settlement key pay gas)');
+  if (!ROUTES_TOKEN_RE.test(token)) throw bad('X402_FACILITATOR_ROUTES_TOKEN', 'must be 32 to 512 printable characters without spaces (e.g. openssl rand -hex 32)');
+  return token;
+}
+
 function parseFacilitator(env: Record<string, string | undefined>): FacilitatorConfig {
   const raw = (env.X402_FACILITATOR_URL ?? '').trim();
   if (raw === '') throw bad('X402_FACILITATOR_URL', "is required when payments are on: a facilitator URL or 'local'");
@@ -136,7 +158,7 @@ function parseFacilitator(env: Record<string, string | undefined>): FacilitatorC
     if ((rpc === '') !== (key === '')) {
       throw bad(rpc === '' ? 'X402_LOCAL_EVM_RPC_URL' : 'X402_LOCAL_EVM_PRIVATE_KEY', 'the local facilitator needs both X402_LOCAL_EVM_RPC_URL and X402_LOCAL_EVM_PRIVATE_KEY');
     }
-    return { mode: 'local', evmRpcUrl: rpc || null, evmPrivateKey: (key || null) as `0x${string}` | null };
+    return { mode: 'local', evmRpcUrl: rpc || null, evmPrivateKey: (key || null) as `0x${string}` | null, routesToken: parseRoutesToken(env) };
   }
   let url: URL;
   try {
@@ -161,13 +183,18 @@ export function parsePaymentConfig(env: Record<string, string | undefined>): Pay
   };
   const maxTimeoutSeconds = parseInteger('X402_MAX_TIMEOUT_SECONDS', env.X402_MAX_TIMEOUT_SECONDS, 300, 10, 3600);
   const freeMaxBodyBytes = parseInteger('X402_FREE_MAX_BODY_BYTES', env.X402_FREE_MAX_BODY_BYTES, 64 * 1024, 0, 100 * 1024 * 1024);
+  const minValiditySeconds = parseInteger('X402_MIN_VALIDITY_SECONDS', env.X402_MIN_VALIDITY_SECONDS, 60, 10, 3600);
+  if (minValiditySeconds >= maxTimeoutSeconds) {
+    throw bad('X402_MIN_VALIDITY_SECONDS', `must be less than X402_MAX_TIMEOUT_SECONDS (${maxTimeoutSeconds}), got ${minValiditySeconds}`);
+  }
   if (!enabled) {
     return {
       enabled: false,
-      facilitator: { mode: 'local', evmRpcUrl: null, evmPrivateKey: null },
+      facilitator: { mode: 'local', evmRpcUrl: null, evmPrivateKey: null, routesToken: null },
       networks: [],
       prices,
       maxTimeoutSeconds,
+      minValiditySeconds,
       freeMaxBodyBytes,
     };
   }
@@ -192,5 +219,8 @@ export function parsePaymentConfig(env: Record<string, string | undefined>): Pay
   if (facilitator.mode === 'local' && facilitator.evmRpcUrl === null) {
     throw bad('X402_LOCAL_EVM_RPC_URL', 'is required with X402_FACILITATOR_URL=local (the chain the built-in facilitator settles on)');
   }
-  return { enabled, facilitator, networks, prices, maxTimeoutSeconds, freeMaxBodyBytes };
+  if (facilitator.mode === 'remote' && parseBool('X402_FACILITATOR_ROUTES', env.X402_FACILITATOR_ROUTES)) {
+    throw bad('X402_FACILITATOR_ROUTES', 'serves the built-in facilitator; it needs X402_FACILITATOR_URL=local');
+  }
+  return { enabled, facilitator, networks, prices, maxTimeoutSeconds, minValiditySeconds, freeMaxBodyBytes };
 }

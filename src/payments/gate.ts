@@ -7,6 +7,13 @@
  * before any work is done (so one authorization buys one call, even under
  * concurrency and across instances), settles after the work, and writes every
  * step to the payment ledger.
+ *
+ * No receipt without payment: the receipt a paid call produces is stored as a
+ * pending settlement (durable, invisible) before the settlement starts, and is
+ * published (moved to the receipts: lookup, reputation, score) only once the
+ * money has moved. A failed settlement voids it; a settlement whose outcome is
+ * unknown (not mined in time, facilitator timeout) keeps it pending with the
+ * reservation, and `reconcile` settles the question later from the chain.
  */
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
@@ -15,12 +22,29 @@ import { ExactSvmScheme as ExactSvmServerScheme } from '@x402/svm/exact/server';
 import { decodeTransactionFromPayload, getTokenPayerFromTransaction } from '@x402/svm';
 import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import { ApiError } from '../errors.js';
-import type { PaymentEventKind, PaymentKey, Store } from '../store/store.js';
+import type { PaymentEventKind, PaymentKey, PendingSettlement, ReceiptRecord, Store } from '../store/store.js';
 import type { PaidRoute, PaymentConfig, PaymentNetworkConfig } from './config.js';
 import { httpDiscovery, mcpDiscovery } from './discovery.js';
 
 /** The store methods the gate uses (a subset of Store, so tests can pass a small fake). */
-export type PaymentStore = Pick<Store, 'reservePayment' | 'releasePayment' | 'recordPaymentEvent'> & Partial<Pick<Store, 'settlePayment'>>;
+export type PaymentStore = Pick<
+  Store,
+  | 'reservePayment'
+  | 'releasePayment'
+  | 'settlePayment'
+  | 'recordPaymentEvent'
+  | 'saveReceipt'
+  | 'getReceipt'
+  | 'savePendingSettlement'
+  | 'setPendingTransaction'
+  | 'pendingSettlement'
+  | 'pendingSettlements'
+  | 'deletePendingSettlement'
+  | 'markPendingSettled'
+>;
+
+/** What the chain says about a settlement transaction (the built-in facilitator can tell; a hosted one cannot). */
+export type TransactionStatusCheck = (network: string, transaction: string) => Promise<'success' | 'reverted' | 'unknown'>;
 
 export interface PaymentGateOptions {
   config: PaymentConfig;
@@ -29,7 +53,9 @@ export interface PaymentGateOptions {
   serviceName?: string;
   /** Injected clock (ms), used for the validity-window check and ledger timestamps. */
   now?: () => number;
-  log?: { warn(obj: unknown, msg?: string): void };
+  /** Reads a settlement transaction's outcome from the chain (reconciliation by transaction hash). */
+  transactionStatus?: TransactionStatusCheck;
+  log?: { warn(obj: unknown, msg?: string): void; error?(obj: unknown, msg?: string): void };
 }
 
 /** What the buyer is paying for, as named in PaymentRequired.resource. */
@@ -51,8 +77,12 @@ export type PaymentRejection =
   | 'unsupported_version'
   | 'no_matching_requirements'
   | 'authorization_window_too_long'
+  | 'authorization_expires_too_soon'
+  | 'unsupported_payload'
   | 'payment_verification_failed'
-  | 'payment_already_used';
+  | 'payment_already_used'
+  /** The same authorization is still being settled; retry later, it was not refused. */
+  | 'settlement_pending';
 
 /** A verified, reserved payment. Hand it back to `settle` or `cancel`, exactly once. */
 export interface PaymentTicket {
@@ -62,15 +92,38 @@ export interface PaymentTicket {
   readonly requirements: PaymentRequirements;
   readonly payer: string;
   readonly resource: ResourceDescription;
+  /**
+   * Set when this authorization was already settled (a retry after a pending settlement that
+   * turned out mined): the work runs and its result is published without charging again.
+   */
+  readonly settled?: SettleResponse;
+}
+
+/** A settlement whose outcome is not known yet: the buyer must not pay again, nor be told nothing was charged. */
+export interface PendingOutcome {
+  /** The receipt waiting for the settlement (verify), or null (score). */
+  verificationId: string | null;
+  transaction: string | null;
+  message: string;
+  /** Seconds after which a retry is worth it. */
+  retryAfter: number;
 }
 
 export type AuthorizeResult =
   | { ok: true; ticket: PaymentTicket }
-  | { ok: false; reason: PaymentRejection; message: string; paymentRequired: PaymentRequired };
+  /** A retry of a payment that had bought a receipt, now settled: here is that receipt; nothing runs or is charged again. */
+  | { ok: false; reason: 'paid_receipt'; message: string; receipt: string; settlement: SettleResponse }
+  /** The same authorization is still being settled: not a refusal; the buyer must not pay again. */
+  | { ok: false; reason: 'settlement_pending'; message: string; pending: PendingOutcome }
+  | { ok: false; reason: Exclude<PaymentRejection, 'settlement_pending'>; message: string; paymentRequired: PaymentRequired };
 
 export type SettleResult =
   | { ok: true; settlement: SettleResponse }
-  | { ok: false; settlement: SettleResponse | null; message: string; paymentRequired: PaymentRequired };
+  | { ok: false; pending: PendingOutcome; settlement: SettleResponse | null; message: string }
+  | { ok: false; pending?: undefined; settlement: SettleResponse | null; message: string; paymentRequired: PaymentRequired };
+
+/** What one reconciliation of a pending settlement concluded. */
+export type ReconcileOutcome = 'settled' | 'failed' | 'pending';
 
 export interface PriceInfo {
   route: PaidRoute;
@@ -92,14 +145,33 @@ export interface PaymentGate {
   paymentRequired(route: PaidRoute, resource: ResourceDescription, error?: string): Promise<PaymentRequired>;
   /** Verify the payment with the facilitator and reserve it. Nothing is charged yet. */
   authorize(route: PaidRoute, resource: ResourceDescription, payment: unknown): Promise<AuthorizeResult>;
-  /** The work succeeded: settle, keep the reservation, record. On failure the reservation is released. */
-  settle(ticket: PaymentTicket, verificationId: string | null): Promise<SettleResult>;
+  /**
+   * The work succeeded: store its receipt (if any) as pending, settle, then publish the receipt
+   * and keep the reservation (settled); void the receipt and release the reservation (failed);
+   * or keep both (pending: outcome unknown, see reconcile). The receipt is visible only when settled.
+   */
+  settle(ticket: PaymentTicket, record: ReceiptRecord | null): Promise<SettleResult>;
+  /** Resolve one pending settlement from the chain (or the facilitator): publish, void or keep it. */
+  reconcile(pending: PendingSettlement): Promise<ReconcileOutcome>;
+  /** Reconcile every pending settlement (start-up, then periodically). Never throws. */
+  reconcileAll(): Promise<Record<ReconcileOutcome, number>>;
   /** The work failed: release the reservation (the same authorization may be retried), record. */
   cancel(ticket: PaymentTicket, reason: string, verificationId?: string | null): Promise<void>;
 }
 
 /** Seconds of clock skew tolerated on top of maxTimeoutSeconds when checking a validity window. */
 const WINDOW_SKEW_SECONDS = 30;
+/** The facilitator's errorReason for a submitted transaction not mined within its wait. */
+const SETTLEMENT_PENDING = 'settlement_pending';
+/** Failure reasons meaning the authorization's nonce is spent on chain (by a transfer or a cancellation). */
+const NONCE_USED_RE = /nonce.*(used|already)|authorization.*used/i;
+/**
+ * How long a settlement attempt may still be running (facilitator timeout plus the wait for the
+ * transaction); before that, a pending settlement without a transaction is not submitted again.
+ */
+const IN_FLIGHT_MS = 120_000;
+/** Suggested wait before retrying a pending settlement. */
+const PENDING_RETRY_SECONDS = 5;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -116,6 +188,50 @@ export function asPaymentPayload(value: unknown): PaymentPayload | null {
     if (typeof a.asset !== 'string' || typeof a.payTo !== 'string') return null;
   }
   return value as unknown as PaymentPayload;
+}
+
+const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
+const UINT256_RE = /^(0|[1-9][0-9]{0,76})$/;
+const NONCE_RE = /^0x[0-9a-fA-F]{64}$/;
+const SIGNATURE_RE = /^0x(?:[0-9a-fA-F]{2}){65,}$/;
+const MAX_SIGNATURE_CHARS = 20_000;
+
+/**
+ * Why an EVM `exact` payload cannot be taken, or null when its EIP-3009 authorization is
+ * well formed. Checked before the facilitator is asked, so a malformed field is a refused
+ * payment (402), never a facilitator error (5xx). Only EIP-3009 is supported: a payload that
+ * also carries a Permit2 authorization is refused, because the facilitator would settle that
+ * one while the replay reservation is keyed by the EIP-3009 nonce.
+ */
+export function evmPayloadProblem(payload: PaymentPayload): string | null {
+  const p = payload.payload as Record<string, unknown>;
+  const extra = Object.keys(p).filter((k) => k !== 'authorization' && k !== 'signature');
+  if ('permit2Authorization' in p) return 'Only EIP-3009 (transferWithAuthorization) payments are accepted; this payload carries a Permit2 authorization.';
+  if (extra.length > 0) return `The payment payload has unexpected fields (${extra.slice(0, 3).join(', ')}).`;
+  const auth = p.authorization;
+  if (!isObject(auth)) return 'The payment payload has no EIP-3009 authorization.';
+  for (const f of ['from', 'to'] as const) if (typeof auth[f] !== 'string' || !ADDRESS_RE.test(auth[f])) return `authorization.${f} must be a 0x-prefixed 20-byte address.`;
+  for (const f of ['value', 'validAfter', 'validBefore'] as const) {
+    if (typeof auth[f] !== 'string' || !UINT256_RE.test(auth[f])) return `authorization.${f} must be a non-negative integer in decimal.`;
+  }
+  if (typeof auth.nonce !== 'string' || !NONCE_RE.test(auth.nonce)) return 'authorization.nonce must be 0x followed by 64 hex digits.';
+  if (typeof p.signature !== 'string' || p.signature.length > MAX_SIGNATURE_CHARS || !SIGNATURE_RE.test(p.signature)) {
+    return 'signature must be 0x-prefixed hex of at least 65 bytes.';
+  }
+  return null;
+}
+
+/** A key for ledger entries of refusals that have no readable payer or nonce. */
+function refusalKey(payment: unknown): PaymentKey {
+  const v = isObject(payment) ? payment : {};
+  const accepted = isObject(v.accepted) ? v.accepted : {};
+  const auth = isObject(v.payload) && isObject(v.payload.authorization) ? v.payload.authorization : {};
+  const text = (x: unknown) => (typeof x === 'string' && x.length > 0 && x.length <= 200 ? x : null);
+  return {
+    network: text(accepted.network) ?? 'unknown',
+    payer: text(auth.from)?.toLowerCase() ?? 'unknown',
+    nonce: text(auth.nonce)?.toLowerCase() ?? 'unknown',
+  };
 }
 
 /** The replay key of a payment: (network, payer, nonce); Solana uses the payer's transaction signature. */
@@ -239,33 +355,66 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     }
   }
 
-  async function reject(route: PaidRoute, resource: ResourceDescription, reason: PaymentRejection, message: string): Promise<AuthorizeResult> {
+  async function reject(
+    route: PaidRoute,
+    resource: ResourceDescription,
+    reason: Exclude<PaymentRejection, 'settlement_pending'>,
+    message: string,
+    ledger?: { key: PaymentKey; amount: string },
+  ): Promise<AuthorizeResult> {
+    // Every refusal is in the ledger, also those decided before the facilitator is asked.
+    if (ledger) await record('refused', ledger.key, route, ledger.amount, null, `${reason}: ${message}`.slice(0, 500));
     return { ok: false, reason, message, paymentRequired: await paymentRequired(route, resource, message) };
   }
 
   async function authorize(route: PaidRoute, resource: ResourceDescription, payment: unknown): Promise<AuthorizeResult> {
     const accepts = await requirements(route);
     const payload = asPaymentPayload(payment);
-    if (!payload) return reject(route, resource, 'invalid_payment', 'The payment could not be read: expected an x402 PaymentPayload.');
-    if (payload.x402Version !== 2) return reject(route, resource, 'unsupported_version', 'Only x402Version 2 payments are accepted.');
+    const refusal = (amount?: string) => ({ key: refusalKey(payment), amount: amount ?? accepts[0]?.amount ?? '0' });
+    if (!payload) return reject(route, resource, 'invalid_payment', 'The payment could not be read: expected an x402 PaymentPayload.', refusal());
+    if (payload.x402Version !== 2) return reject(route, resource, 'unsupported_version', 'Only x402Version 2 payments are accepted.', refusal());
     const matched = server.findMatchingRequirements(accepts, payload);
     if (!matched) {
-      return reject(route, resource, 'no_matching_requirements', 'The payment does not match any accepted option of this route (network, asset, amount or recipient differ).');
+      return reject(
+        route,
+        resource,
+        'no_matching_requirements',
+        'The payment does not match any accepted option of this route (network, asset, amount or recipient differ).',
+        refusal(),
+      );
     }
     const net = config.networks.find((n) => n.network === matched.network)!;
 
     if (net.family === 'evm') {
-      // An authorization valid for longer than we ask for could be held back and replayed later; refuse it.
-      const auth = (payload.payload as Record<string, unknown>).authorization as Record<string, unknown> | undefined;
-      const validBefore = typeof auth?.validBefore === 'string' && /^\d{1,20}$/.test(auth.validBefore) ? Number(auth.validBefore) : NaN;
+      const problem = evmPayloadProblem(payload);
+      if (problem) {
+        const unsupported = 'permit2Authorization' in (payload.payload as Record<string, unknown>);
+        return reject(route, resource, unsupported ? 'unsupported_payload' : 'invalid_payment', problem, refusal(matched.amount));
+      }
+      const auth = (payload.payload as { authorization: { validBefore: string; validAfter: string } }).authorization;
+      const validBefore = Number(auth.validBefore);
       const seconds = Math.floor(now() / 1000);
-      if (!Number.isFinite(validBefore)) return reject(route, resource, 'invalid_payment', 'The payment authorization has no valid validBefore.');
+      // An authorization valid for longer than we ask for could be held back and replayed later; refuse it.
       if (validBefore - seconds > matched.maxTimeoutSeconds + WINDOW_SKEW_SECONDS) {
-        return reject(route, resource, 'authorization_window_too_long', `The authorization is valid for longer than ${matched.maxTimeoutSeconds} seconds.`);
+        return reject(route, resource, 'authorization_window_too_long', `The authorization is valid for longer than ${matched.maxTimeoutSeconds} seconds.`, refusal(matched.amount));
+      }
+      // The work and the settlement must fit in what is left, or the buyer would be refused after the work.
+      if (validBefore - seconds < config.minValiditySeconds) {
+        return reject(
+          route,
+          resource,
+          'authorization_expires_too_soon',
+          `The authorization must stay valid for at least ${config.minValiditySeconds} more seconds (validBefore), so it cannot expire before it is settled.`,
+          refusal(matched.amount),
+        );
       }
     }
     const keyed = paymentKeyOf(payload, net.family);
-    if (!keyed) return reject(route, resource, 'invalid_payment', 'The payment carries no payer or nonce.');
+    if (!keyed) return reject(route, resource, 'invalid_payment', 'The payment carries no payer or nonce.', refusal(matched.amount));
+
+    // A retry of an authorization whose settlement is pending: resolve it first, never charge twice.
+    const earlier = await store.pendingSettlement(keyed.key);
+    if (earlier) return retryPending(route, resource, earlier);
 
     let verdict: Awaited<ReturnType<typeof server.verifyPayment>>;
     try {
@@ -284,42 +433,219 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     // Reserve before any work: of N concurrent requests carrying the same authorization, one wins.
     const reserved = await store.reservePayment(keyed.key);
     if (!reserved) {
+      // The winner may have left a pending settlement meanwhile.
+      const pending = await store.pendingSettlement(keyed.key);
+      if (pending) return retryPending(route, resource, pending);
       await record('replay_rejected', keyed.key, route, matched.amount, null, null);
-      return reject(route, resource, 'payment_already_used', 'This payment authorization was already used.');
+      return { ok: false, reason: 'payment_already_used', message: 'This payment authorization was already used.', paymentRequired: await paymentRequired(route, resource, 'This payment authorization was already used.') };
     }
     await record('verified', keyed.key, route, matched.amount, null, verdict.payer ?? keyed.payer);
     return { ok: true, ticket: { route, key: keyed.key, payload, requirements: matched, payer: verdict.payer ?? keyed.payer, resource } };
   }
 
-  async function settle(ticket: PaymentTicket, verificationId: string | null): Promise<SettleResult> {
-    let settlement: SettleResponse | null = null;
-    let failure: string;
-    try {
-      settlement = await server.settlePayment(ticket.payload, ticket.requirements);
-      if (settlement.success) {
-        // The money has moved: from here on nothing may turn this into an error for the buyer.
-        if (store.settlePayment) {
-          await store.settlePayment(ticket.key).catch((e: unknown) => options.log?.warn({ err: e }, 'marking a payment settled failed (it stays reserved)'));
-        }
-        await record('settled', ticket.key, ticket.route, ticket.requirements.amount, verificationId, settlement.transaction || null);
-        return { ok: true, settlement };
+  function pendingOutcome(p: PendingSettlement): PendingOutcome {
+    return {
+      verificationId: p.record?.verificationId ?? null,
+      transaction: p.transaction,
+      retryAfter: PENDING_RETRY_SECONDS,
+      message:
+        'The payment is being settled and its outcome is not known yet: the charge may already have gone through. ' +
+        'Do not pay again; retry with the same payment, or fetch the receipt by its verification_id, in a few seconds. ' +
+        'If the settlement fails, nothing is charged and no receipt is published.',
+    };
+  }
+
+  async function retryPending(route: PaidRoute, resource: ResourceDescription, earlier: PendingSettlement): Promise<AuthorizeResult> {
+    const outcome = await reconcile(earlier);
+    const pending = (await store.pendingSettlement(earlier.key)) ?? earlier;
+    if (outcome === 'pending') {
+      return { ok: false, reason: 'settlement_pending', message: pendingOutcome(pending).message, pending: pendingOutcome(pending) };
+    }
+    if (outcome === 'settled') {
+      const settlement: SettleResponse = {
+        success: true,
+        transaction: pending.transaction ?? '',
+        network: pending.key.network as SettleResponse['network'],
+        payer: pending.key.payer,
+      };
+      if (pending.record) {
+        const text = await store.getReceipt(pending.record.verificationId);
+        if (text !== null) return { ok: false, reason: 'paid_receipt', message: 'This payment was settled; here is the receipt it paid for.', receipt: text, settlement };
       }
-      failure = settlement.errorReason ?? 'settlement_failed';
+      // A paid score: run the work again; the payment is already settled.
+      const { payload, requirements: reqs } = JSON.parse(pending.payment) as { payload: PaymentPayload; requirements: PaymentRequirements };
+      return { ok: true, ticket: { route, key: pending.key, payload, requirements: reqs, payer: pending.key.payer, resource, settled: settlement } };
+    }
+    // The earlier settlement failed: the reservation is released, so the same authorization can pay now.
+    return { ok: false, reason: 'payment_already_used', message: 'The earlier settlement of this payment failed; send the payment again.', paymentRequired: await paymentRequired(route, resource, 'The earlier settlement of this payment failed; send the payment again.') };
+  }
+
+  /** Make a pending settlement's receipt visible: it is stored before this resolves. Idempotent. */
+  async function publish(p: PendingSettlement): Promise<void> {
+    if (p.record && (await store.getReceipt(p.record.verificationId)) === null) {
+      try {
+        await store.saveReceipt(p.record);
+      } catch (e) {
+        // Another instance may have published it at the same moment.
+        if ((await store.getReceipt(p.record.verificationId)) === null) throw e;
+      }
+    }
+  }
+
+  /**
+   * The money moved: publish, mark the payment used for good. `keep`: the buyer was told "pending",
+   * so the row stays (as settled) for their retry with the same payment to get this receipt.
+   */
+  async function finishSettled(p: PendingSettlement, settlement: SettleResponse, keep = false): Promise<void> {
+    await publish(p);
+    await store.settlePayment(p.key).catch((e: unknown) => options.log?.warn({ err: e }, 'marking a payment settled failed (it stays reserved)'));
+    if (keep) await store.markPendingSettled(p.key, settlement.transaction || null);
+    else await store.deletePendingSettlement(p.key);
+    await record('settled', p.key, p.route as PaidRoute, amountOf(p), p.record?.verificationId ?? null, settlement.transaction || null);
+  }
+
+  async function finishFailed(p: PendingSettlement, reason: string): Promise<void> {
+    // Voided first: from here the receipt can never be published.
+    await store.deletePendingSettlement(p.key);
+    await store.releasePayment(p.key).catch((e: unknown) => options.log?.warn({ err: e }, 'releasing a payment reservation failed'));
+    await record('settle_failed', p.key, p.route as PaidRoute, amountOf(p), p.record?.verificationId ?? null, reason);
+    if (p.record) await record('voided', p.key, p.route as PaidRoute, amountOf(p), p.record.verificationId, reason);
+  }
+
+  function amountOf(p: PendingSettlement): string {
+    try {
+      const amount = (JSON.parse(p.payment) as { requirements?: { amount?: unknown } }).requirements?.amount;
+      return typeof amount === 'string' ? amount : '0';
+    } catch {
+      return '0';
+    }
+  }
+
+  /** Call the facilitator; classify its answer. Thrown errors without a verdict leave the outcome unknown. */
+  async function submit(payload: PaymentPayload, reqs: PaymentRequirements): Promise<{ kind: 'settled' | 'failed' | 'pending'; settlement: SettleResponse | null; reason: string }> {
+    try {
+      const settlement = await server.settlePayment(payload, reqs);
+      if (settlement.success) return { kind: 'settled', settlement, reason: '' };
+      const reason = settlement.errorReason ?? 'settlement_failed';
+      return { kind: reason === SETTLEMENT_PENDING ? 'pending' : 'failed', settlement, reason };
     } catch (e) {
       const r = (e as { errorReason?: unknown }).errorReason;
-      failure = typeof r === 'string' ? r : 'facilitator_error';
-      options.log?.warn({ err: e }, 'x402 settlement failed');
+      options.log?.warn({ err: e }, 'x402 settlement call failed');
+      // The facilitator answered with a verdict: definite. No answer (timeout, connection lost): it may have submitted.
+      if (typeof r === 'string' && r !== SETTLEMENT_PENDING) return { kind: 'failed', settlement: null, reason: r };
+      return { kind: 'pending', settlement: null, reason: typeof r === 'string' ? r : 'facilitator_unreachable' };
     }
-    await store.releasePayment(ticket.key).catch((e: unknown) => options.log?.warn({ err: e }, 'releasing a payment reservation failed'));
-    await record('settle_failed', ticket.key, ticket.route, ticket.requirements.amount, verificationId, failure);
-    const message = `Settlement failed (${failure}); nothing was charged.`;
+  }
+
+  async function settle(ticket: PaymentTicket, receipt: ReceiptRecord | null): Promise<SettleResult> {
+    const verificationId = receipt?.verificationId ?? null;
+    const pending: PendingSettlement = {
+      key: ticket.key,
+      route: ticket.route,
+      record: receipt,
+      payment: JSON.stringify({ payload: ticket.payload, requirements: ticket.requirements }),
+      transaction: ticket.settled?.transaction || null,
+      createdAt: new Date(now()).toISOString(),
+      state: 'pending',
+    };
+    // Durable and invisible before any money moves: a crash from here on is reconciled at the next start.
+    await store.savePendingSettlement(pending);
+    if (ticket.settled) {
+      await finishSettled(pending, ticket.settled);
+      return { ok: true, settlement: ticket.settled };
+    }
+    const r = await submit(ticket.payload, ticket.requirements);
+    if (r.kind === 'settled') {
+      // The money has moved: publish; from here nothing may turn this into an error for the buyer.
+      try {
+        await finishSettled(pending, r.settlement!);
+      } catch (e) {
+        // Stays pending (and invisible) until the reconciler publishes it; the buyer is told so.
+        options.log?.error?.({ err: e }, 'publishing a paid receipt failed; it stays pending');
+        const tx = r.settlement!.transaction;
+        if (tx) await store.setPendingTransaction(ticket.key, tx).catch(() => undefined);
+        const p = pendingOutcome({ ...pending, transaction: tx || null });
+        return { ok: false, pending: p, settlement: r.settlement, message: p.message };
+      }
+      return { ok: true, settlement: r.settlement! };
+    }
+    if (r.kind === 'pending') {
+      const tx = r.settlement?.transaction || null;
+      if (tx) await store.setPendingTransaction(ticket.key, tx).catch((e: unknown) => options.log?.warn({ err: e }, 'storing a pending transaction failed'));
+      await record('settle_pending', ticket.key, ticket.route, ticket.requirements.amount, verificationId, tx ?? r.reason);
+      const p = pendingOutcome({ ...pending, transaction: tx });
+      return { ok: false, pending: p, settlement: r.settlement, message: p.message };
+    }
+    await finishFailed(pending, r.reason);
+    const message = `Settlement failed (${r.reason}); nothing was charged and no receipt was issued.`;
     const pr = await paymentRequired(ticket.route, ticket.resource, message).catch(() => null);
     return {
       ok: false,
-      settlement,
+      settlement: r.settlement,
       message,
       paymentRequired: pr ?? { x402Version: 2, error: message, resource: { url: ticket.resource.url }, accepts: [ticket.requirements] },
     };
+  }
+
+  async function reconcile(p: PendingSettlement): Promise<ReconcileOutcome> {
+    if (p.state === 'settled') return 'settled';
+    let payment: { payload: PaymentPayload; requirements: PaymentRequirements };
+    try {
+      payment = JSON.parse(p.payment) as typeof payment;
+    } catch {
+      options.log?.warn({ key: p.key }, 'a pending settlement has an unreadable payment; left for the operator');
+      return 'pending';
+    }
+    if (p.transaction && options.transactionStatus) {
+      // By transaction hash: what the chain says is what happened.
+      const status = await options.transactionStatus(p.key.network, p.transaction).catch(() => 'unknown' as const);
+      if (status === 'success') {
+        await finishSettled(p, { success: true, transaction: p.transaction, network: p.key.network as SettleResponse['network'], payer: p.key.payer }, true);
+        return 'settled';
+      }
+      if (status === 'reverted') {
+        await finishFailed(p, 'transaction_reverted');
+        return 'failed';
+      }
+      return 'pending';
+    }
+    // No transaction known (or no chain access): ask the facilitator again with the same authorization.
+    // It cannot be charged twice: the authorization's nonce is spent by at most one transfer. Not while
+    // the first attempt may still be running, though (it would only race it).
+    if (now() - Date.parse(p.createdAt) < IN_FLIGHT_MS) return 'pending';
+    const r = await submit(payment.payload, payment.requirements);
+    if (r.kind === 'settled') {
+      await finishSettled(p, r.settlement!, true);
+      return 'settled';
+    }
+    if (r.kind === 'failed' && !NONCE_USED_RE.test(r.reason)) {
+      await finishFailed(p, r.reason);
+      return 'failed';
+    }
+    // Still unknown, or "already used" (perhaps by the very transfer we cannot see): keep it pending.
+    const tx = r.settlement?.transaction;
+    if (tx) await store.setPendingTransaction(p.key, tx).catch(() => undefined);
+    return 'pending';
+  }
+
+  async function reconcileAll(): Promise<Record<ReconcileOutcome, number>> {
+    const counts: Record<ReconcileOutcome, number> = { settled: 0, failed: 0, pending: 0 };
+    let all: PendingSettlement[];
+    try {
+      all = await store.pendingSettlements();
+    } catch (e) {
+      options.log?.warn({ err: e }, 'reading pending settlements failed');
+      return counts;
+    }
+    for (const p of all) {
+      try {
+        counts[await reconcile(p)]++;
+      } catch (e) {
+        counts.pending++;
+        options.log?.warn({ err: e, key: p.key }, 'reconciling a pending settlement failed; retried later');
+      }
+    }
+    return counts;
   }
 
   async function cancel(ticket: PaymentTicket, reason: string, verificationId: string | null = null): Promise<void> {
@@ -342,6 +668,8 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     paymentRequired,
     authorize,
     settle,
+    reconcile,
+    reconcileAll,
     cancel,
   };
 }

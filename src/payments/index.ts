@@ -7,14 +7,14 @@ import { HTTPFacilitatorClient, type FacilitatorClient } from '@x402/core/server
 import type { FacilitatorEvmSigner } from '@x402/evm';
 import type { FacilitatorSvmSigner } from '@x402/svm';
 import type { PaymentConfig } from './config.js';
-import { createPaymentGate, type PaymentGate, type PaymentStore } from './gate.js';
+import { createPaymentGate, type PaymentGate, type PaymentStore, type TransactionStatusCheck } from './gate.js';
 import { createLocalFacilitator, createViemFacilitatorSigner, type LocalFacilitator } from './local-facilitator.js';
 
 export * from './config.js';
 export * from './gate.js';
 export * from './transport.js';
-export { createLocalFacilitator, createViemFacilitatorSigner, registerFacilitatorRoutes, createFacilitatorServer } from './local-facilitator.js';
-export type { LocalFacilitator, LocalFacilitatorOptions } from './local-facilitator.js';
+export { createLocalFacilitator, createViemFacilitatorSigner, registerFacilitatorRoutes, createFacilitatorServer, withSerialSubmissions } from './local-facilitator.js';
+export type { LocalFacilitator, LocalFacilitatorOptions, FacilitatorRoutesOptions, TransactionStatus } from './local-facilitator.js';
 export { createMemoryEvmChain } from './memory-chain.js';
 export type { MemoryEvmChain, MemoryEvmChainOptions } from './memory-chain.js';
 
@@ -28,8 +28,10 @@ export interface PaymentsOptions {
   svmSigner?: FacilitatorSvmSigner;
   /** Use this facilitator client instead of the configured one. */
   facilitator?: FacilitatorClient;
+  /** Reads settlement transactions from the chain (default: the built-in facilitator's, when it is the one used). */
+  transactionStatus?: TransactionStatusCheck;
   now?: () => number;
-  log?: { warn(obj: unknown, msg?: string): void };
+  log?: { warn(obj: unknown, msg?: string): void; error?(obj: unknown, msg?: string): void };
 }
 
 export interface Payments {
@@ -74,6 +76,7 @@ export function createPayments(options: PaymentsOptions): Payments | null {
     serviceName: options.serviceName,
     now: options.now,
     log: options.log,
+    transactionStatus: options.transactionStatus ?? (localFacilitator ? (network, tx) => localFacilitator!.transactionStatus(network, tx) : undefined),
   });
   return { gate, localFacilitator };
 }

@@ -5,8 +5,16 @@
  * in-memory chain). It is usable directly as a FacilitatorClient and is also
  * served over HTTP as `/verify`, `/settle` and `/supported` — the same wire
  * format a hosted facilitator speaks — so buyers and tests exercise the real
- * protocol end to end.
+ * protocol end to end. Those routes are behind a bearer token: they make the
+ * operator's key pay gas, so they must never be open to strangers.
+ *
+ * Every settlement is sent from one account, and an account's transactions need
+ * consecutive nonces: submitted concurrently, they would race for the same nonce
+ * ("nonce too low") and honest payments would fail. So the facilitator submits
+ * its transactions one at a time (a queue per facilitator), and only waits for
+ * the receipts concurrently.
  */
+import { timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { x402Facilitator } from '@x402/core/facilitator';
 import type { FacilitatorClient } from '@x402/core/server';
@@ -31,13 +39,71 @@ export interface LocalFacilitatorOptions {
 export interface LocalFacilitator extends FacilitatorClient {
   /** The official in-process facilitator underneath. */
   readonly facilitator: x402Facilitator;
+  /**
+   * What the chain says about a settlement transaction: mined and succeeded,
+   * mined and reverted, or not known yet (not mined, or the node does not answer).
+   */
+  transactionStatus(network: string, transaction: string): Promise<TransactionStatus>;
+}
+
+export type TransactionStatus = 'success' | 'reverted' | 'unknown';
+
+/** How long a status check waits for a receipt before answering `unknown`. */
+const STATUS_CHECK_MS = 2_000;
+
+/**
+ * Submit one transaction at a time: each submission reads the account's next
+ * nonce from the node only after the previous transaction was accepted. The
+ * waits for receipts are not in the queue, so settlements still overlap.
+ */
+function createSubmissionQueue(): <T>(fn: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = tail.then(fn, fn);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+}
+
+/** The signer with its transaction submissions serialised (reads and receipt waits untouched). */
+export function withSerialSubmissions(signer: FacilitatorEvmSigner): FacilitatorEvmSigner {
+  const submit = createSubmissionQueue();
+  return {
+    ...signer,
+    getAddresses: () => signer.getAddresses(),
+    readContract: (args) => signer.readContract(args),
+    verifyTypedData: (args) => signer.verifyTypedData(args),
+    writeContract: (args) => submit(() => signer.writeContract(args)),
+    sendTransaction: (args) => submit(() => signer.sendTransaction(args)),
+    waitForTransactionReceipt: (args) => signer.waitForTransactionReceipt(args),
+    getCode: (args) => signer.getCode(args),
+  };
+}
+
+async function receiptStatus(signer: FacilitatorEvmSigner, transaction: string): Promise<TransactionStatus> {
+  if (!/^0x[0-9a-fA-F]{64}$/.test(transaction)) return 'unknown';
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'unknown'>((resolve) => {
+    timer = setTimeout(() => resolve('unknown'), STATUS_CHECK_MS);
+    timer.unref();
+  });
+  try {
+    const receipt = await Promise.race([signer.waitForTransactionReceipt({ hash: transaction as `0x${string}` }), timeout]);
+    if (receipt === 'unknown') return 'unknown';
+    return receipt.status === 'success' ? 'success' : 'reverted';
+  } catch {
+    return 'unknown';
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Build the in-process facilitator and wrap it as a FacilitatorClient. */
 export function createLocalFacilitator(options: LocalFacilitatorOptions): LocalFacilitator {
   const facilitator = new x402Facilitator();
-  if (options.evmSigner && (options.evmNetworks?.length ?? 0) > 0) {
-    facilitator.register(options.evmNetworks!, new ExactEvmFacilitatorScheme(options.evmSigner));
+  const evmSigner = options.evmSigner ? withSerialSubmissions(options.evmSigner) : null;
+  if (evmSigner && (options.evmNetworks?.length ?? 0) > 0) {
+    facilitator.register(options.evmNetworks!, new ExactEvmFacilitatorScheme(evmSigner));
   }
   if (options.svmSigner && (options.svmNetworks?.length ?? 0) > 0) {
     facilitator.register(options.svmNetworks!, new ExactSvmFacilitatorScheme(options.svmSigner));
@@ -47,6 +113,10 @@ export function createLocalFacilitator(options: LocalFacilitatorOptions): LocalF
     verify: (payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> => facilitator.verify(payload, requirements),
     settle: (payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> => facilitator.settle(payload, requirements),
     getSupported: async (): Promise<SupportedResponse> => facilitator.getSupported() as SupportedResponse,
+    async transactionStatus(network: string, transaction: string): Promise<TransactionStatus> {
+      if (!evmSigner || !(options.evmNetworks ?? []).includes(network as Network)) return 'unknown';
+      return receiptStatus(evmSigner, transaction);
+    },
   };
 }
 
@@ -94,13 +164,48 @@ function readRequest(body: unknown): { payload: PaymentPayload; requirements: Pa
   return { payload: p, requirements: r };
 }
 
+export interface FacilitatorRoutesOptions {
+  prefix?: string;
+  /**
+   * Bearer token every request must carry (`Authorization: Bearer <token>`).
+   * Required: the routes make the operator's account pay gas for whatever is submitted.
+   */
+  token: string;
+}
+
+function tokenMatches(header: string | undefined, token: string): boolean {
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '');
+  if (!m) return false;
+  const given = Buffer.from(m[1]!, 'utf8');
+  const want = Buffer.from(token, 'utf8');
+  return given.length === want.length && timingSafeEqual(given, want);
+}
+
 /**
- * Register `POST {prefix}/verify`, `POST {prefix}/settle` and `GET {prefix}/supported`.
+ * Register `POST {prefix}/verify`, `POST {prefix}/settle` and `GET {prefix}/supported`,
+ * all behind the bearer token (401 without it, nothing verified or settled).
  * Verdicts (valid or not, settled or not) are 200 with the x402 response body;
  * only a malformed request is a 400 and an internal failure a 500.
  */
-export async function registerFacilitatorRoutes(app: FastifyInstance, facilitator: FacilitatorClient, options: { prefix?: string } = {}): Promise<void> {
+export async function registerFacilitatorRoutes(app: FastifyInstance, facilitator: FacilitatorClient, options: FacilitatorRoutesOptions): Promise<void> {
+  if (typeof options.token !== 'string' || options.token.length < 16) throw new TypeError('the facilitator routes need a bearer token of at least 16 characters');
   const prefix = (options.prefix ?? '').replace(/\/+$/, '');
+  const token = options.token;
+  await app.register(async (scope) => {
+    scope.addHook('onRequest', async (request, reply) => {
+      if (!tokenMatches(request.headers.authorization, token)) {
+        return reply
+          .code(401)
+          .header('WWW-Authenticate', 'Bearer')
+          .type('application/json; charset=utf-8')
+          .send(JSON.stringify({ error: 'unauthorized', message: 'The facilitator routes need the operator\'s bearer token.' }));
+      }
+    });
+    registerRoutes(scope, facilitator, prefix);
+  });
+}
+
+function registerRoutes(app: FastifyInstance, facilitator: FacilitatorClient, prefix: string): void {
   app.get(`${prefix}/supported`, async () => facilitator.getSupported());
   app.post(`${prefix}/verify`, async (request, reply) => {
     const req = readRequest(request.body);
@@ -126,9 +231,14 @@ export async function registerFacilitatorRoutes(app: FastifyInstance, facilitato
   });
 }
 
-/** A standalone facilitator HTTP server (not yet listening); call `.listen()` on it. */
-export async function createFacilitatorServer(facilitator: FacilitatorClient, options: { logger?: boolean } = {}): Promise<FastifyInstance> {
+/**
+ * A standalone facilitator HTTP server (not yet listening); call `.listen()` on it.
+ * With `token`, every route needs it; without, the server is open and must only
+ * listen where strangers cannot reach it (a private network, loopback in tests).
+ */
+export async function createFacilitatorServer(facilitator: FacilitatorClient, options: { logger?: boolean; token?: string } = {}): Promise<FastifyInstance> {
   const app = Fastify({ logger: options.logger ?? false, bodyLimit: 256 * 1024 });
-  await registerFacilitatorRoutes(app, facilitator);
+  if (options.token !== undefined) await registerFacilitatorRoutes(app, facilitator, { token: options.token });
+  else registerRoutes(app, facilitator, '');
   return app;
 }

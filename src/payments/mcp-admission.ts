@@ -6,28 +6,30 @@
  * call is refused with an isError result carrying PaymentRequired (plus the
  * free-trial state and code in `_meta`). The trust score tool is always paid.
  * After the work, the settlement goes to `result._meta["x402/payment-response"]`.
+ * A paid call's receipt is not stored by the work: the gate stores it pending and
+ * publishes it only once the payment is settled; a failed settlement answers
+ * PaymentRequired (`settlement_failed`, no receipt), an unknown outcome answers
+ * `settlement_pending` (retry with the same payment; never "not charged").
  */
-import { ApiError } from '../errors.js';
-import { FREE_ALLOWANCE_META, type AdmitToolCall, type Admission, type ToolCallContext } from '../mcp/admission.js';
+import { FREE_ALLOWANCE_META, type AdmitToolCall, type Admission, type Refused, type ToolCallContext } from '../mcp/admission.js';
 import type { AllowanceInfo, VerifierService } from '../service/types.js';
 import type { PaidRoute } from './config.js';
 import type { PaymentGate, ResourceDescription } from './gate.js';
-import { MCP_PAYMENT_RESPONSE_META, mcpPaymentRequiredMeta, readMcpPayment, type PaymentRequiredCode } from './transport.js';
-import type { PaymentRequired } from '@x402/core/types';
+import { MCP_PAYMENT_RESPONSE_META, mcpPaymentRequiredMeta, readMcpPayment, settlementPendingBody, type PaymentRequiredCode } from './transport.js';
+import type { PaymentRequired, SettleResponse } from '@x402/core/types';
 
 export interface PaymentAdmissionOptions {
   gate: PaymentGate;
   service: VerifierService;
   /** Public base URL; the resource is `${baseUrl}/mcp`. */
   baseUrl: string;
+  /** The MCP URL and how clients are identified, for the `free_trial` object. */
+  freeTrial?: { mcpUrl: string; client: string };
 }
 
-function refused(paymentRequired: PaymentRequired, code: PaymentRequiredCode, message: string, allowance: AllowanceInfo): Admission {
-  return {
-    admitted: false,
-    structuredContent: paymentRequired as unknown as Record<string, unknown>,
-    meta: mcpPaymentRequiredMeta({ code, message, allowance }),
-  };
+function pendingResult(pending: Parameters<typeof settlementPendingBody>[0]): Refused {
+  const body = settlementPendingBody(pending);
+  return { admitted: false, structuredContent: body, meta: { code: 'settlement_pending', retry_after: pending.retryAfter } };
 }
 
 /** An `admit` gate for the MCP adapter with payments on. */
@@ -40,6 +42,14 @@ export function createPaymentAdmission(options: PaymentAdmissionOptions): AdmitT
     transport: 'mcp',
   });
 
+  function refused(paymentRequired: PaymentRequired, code: PaymentRequiredCode, message: string, allowance: AllowanceInfo, settlement?: SettleResponse | null): Refused {
+    return {
+      admitted: false,
+      structuredContent: paymentRequired as unknown as Record<string, unknown>,
+      meta: mcpPaymentRequiredMeta({ code, message, allowance, freeTrial: options.freeTrial, settlement }),
+    };
+  }
+
   return async (ctx: ToolCallContext): Promise<Admission> => {
     const route: PaidRoute = ctx.tool === 'verify_schema' ? 'verify' : 'score';
     const client = { clientKey: ctx.clientKey };
@@ -48,14 +58,24 @@ export function createPaymentAdmission(options: PaymentAdmissionOptions): AdmitT
 
     if (payment.present) {
       const auth = await gate.authorize(route, resource, payment.payload);
-      if (!auth.ok) return refused(auth.paymentRequired, 'payment_invalid', auth.message, await service.peekAllowance(client));
+      if (!auth.ok) {
+        if (auth.reason === 'paid_receipt') {
+          // A retry after a pending settlement that went through: the receipt that payment bought.
+          const answer = { response: JSON.parse(auth.receipt) as Record<string, unknown>, text: auth.receipt };
+          return { admitted: true, answer, complete: async () => ({ [MCP_PAYMENT_RESPONSE_META]: auth.settlement }), release: async () => undefined };
+        }
+        if (auth.reason === 'settlement_pending') return pendingResult(auth.pending);
+        return refused(auth.paymentRequired, 'payment_invalid', auth.message, await service.peekAllowance(client));
+      }
       return {
         admitted: true,
+        deferStore: route === 'verify',
         async complete(outcome) {
-          const settled = await gate.settle(auth.ticket, outcome?.verificationId ?? null);
+          const settled = await gate.settle(auth.ticket, outcome?.record ?? null);
           if (!settled.ok) {
-            // The charge did not go through; nothing was charged. Retryable.
-            throw new ApiError('unavailable', { message: settled.message, retryAfter: 1 });
+            if (settled.pending) return pendingResult(settled.pending);
+            // The charge did not go through: nothing was charged and the receipt was voided.
+            return refused(settled.paymentRequired, 'settlement_failed', settled.message, await service.peekAllowance(client), settled.settlement);
           }
           return { [MCP_PAYMENT_RESPONSE_META]: settled.settlement };
         },

@@ -39,6 +39,23 @@ export const paymentRequiredBodySchema = {
     remaining_calls_today: { type: 'integer' },
     resets_at: { type: 'string', description: 'Next UTC midnight (RFC 3339)' },
     limit: { type: 'integer' },
+    free_trial: {
+      type: 'object',
+      description: 'The same free-trial state in the shape clients of the hosted original read',
+      properties: {
+        available: { type: 'boolean' },
+        via: { type: 'string', const: 'mcp+rest' },
+        transport: { type: 'string', const: 'streamable-http' },
+        url: { type: 'string', description: 'The MCP endpoint' },
+        tool: { type: 'string', const: 'verify_schema' },
+        calls_per_client_per_day: { type: 'integer' },
+        remaining_calls_today: { type: 'integer' },
+        resets_at: { type: 'string' },
+        client: { type: 'string', description: 'How the caller is identified for the allowance' },
+        message: { type: 'string' },
+        code: { type: 'string', enum: ['free_trial_available', 'free_trial_exhausted'] },
+      },
+    },
   },
 } as const;
 

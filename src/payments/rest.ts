@@ -5,12 +5,15 @@
  * a request carrying PAYMENT-SIGNATURE takes the paid path; a body over the
  * free size limit needs payment; otherwise the free allowance; once it is spent,
  * 402. A POST without a body is the x402 discovery probe and gets the 402.
+ * A paid call's receipt is handed to the gate unstored: it becomes visible only
+ * once the payment is settled (a pending settlement answers 202, never "not charged").
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { PaymentRequired, SettleResponse } from '@x402/core/types';
 import { isTestAgent } from '../core/trust-score.js';
 import { takeAllowanceUnit } from '../http/admission.js';
 import type { AllowanceInfo, ClientContext, SignedResult, VerifierService } from '../service/types.js';
+import type { ReceiptRecord } from '../store/store.js';
 import type { PaidRoute } from './config.js';
 import type { PaymentGate, ResourceDescription } from './gate.js';
 import {
@@ -19,6 +22,8 @@ import {
   paymentRequiredHeaders,
   paymentResponseHeaders,
   readPaymentSignature,
+  settlementPendingBody,
+  SETTLEMENT_PENDING_STATUS,
   unpaidCode,
   type PaymentRequiredCode,
 } from './transport.js';
@@ -35,6 +40,8 @@ export interface PaidRestContext {
   setAllowanceHeaders(reply: FastifyReply, info: AllowanceInfo): void;
   /** Called with each verification that was produced (free or paid), e.g. for metrics. */
   onVerified?(signed: SignedResult): void;
+  /** The MCP URL and how clients are identified, for the 402 body's `free_trial` object. */
+  freeTrial?: { mcpUrl: string; client: string };
 }
 
 function rawBody(request: FastifyRequest): Buffer | string | null {
@@ -67,7 +74,12 @@ async function send402(
 ): Promise<FastifyReply> {
   ctx.setAllowanceHeaders(reply, allowance);
   for (const [k, v] of Object.entries(paymentRequiredHeaders(paymentRequired))) reply.header(k, v);
-  return reply.code(402).type(JSON_TYPE).send(JSON.stringify(paymentRequiredBody(paymentRequired, { code, message, allowance, settlement })));
+  return reply.code(402).type(JSON_TYPE).send(JSON.stringify(paymentRequiredBody(paymentRequired, { code, message, allowance, settlement, freeTrial: ctx.freeTrial })));
+}
+
+function sendPending(reply: FastifyReply, pending: Parameters<typeof settlementPendingBody>[0]): FastifyReply {
+  reply.header('Retry-After', String(pending.retryAfter)).header('Cache-Control', 'no-store');
+  return reply.code(SETTLEMENT_PENDING_STATUS).type(JSON_TYPE).send(JSON.stringify(settlementPendingBody(pending)));
 }
 
 const UNPAID_MESSAGES: Record<string, string> = {
@@ -76,8 +88,9 @@ const UNPAID_MESSAGES: Record<string, string> = {
 };
 
 /**
- * Run a paid call: verify + reserve, do the work, settle. Work errors release the
- * reservation and propagate (errors are never charged).
+ * Run a paid call: verify + reserve, do the work (its receipt not stored yet), then let
+ * the gate store it pending, settle, and publish it only if the money moved. Work errors
+ * release the reservation and propagate (errors are never charged).
  */
 async function runPaid(
   ctx: PaidRestContext,
@@ -86,30 +99,36 @@ async function runPaid(
   route: PaidRoute,
   payment: unknown,
   client: ClientContext,
-  work: () => Promise<SignedResult>,
+  work: () => Promise<{ signed: SignedResult; record: ReceiptRecord | null }>,
 ): Promise<FastifyReply> {
   const resource = resourceOf(ctx, request, route);
   const auth = await ctx.gate.authorize(route, resource, payment);
   if (!auth.ok) {
+    if (auth.reason === 'paid_receipt') {
+      // A retry after a pending settlement that went through: the receipt that payment bought.
+      for (const [k, v] of Object.entries(paymentResponseHeaders(auth.settlement))) reply.header(k, v);
+      return reply.code(200).type(JSON_TYPE).send(auth.receipt);
+    }
+    if (auth.reason === 'settlement_pending') return sendPending(reply, auth.pending);
     const allowance = await ctx.service.peekAllowance(client);
     return send402(reply, auth.paymentRequired, 'payment_invalid', auth.message, allowance, ctx);
   }
-  let signed: SignedResult;
+  let done: { signed: SignedResult; record: ReceiptRecord | null };
   try {
-    signed = await work();
+    done = await work();
   } catch (err) {
     await ctx.gate.cancel(auth.ticket, 'work_failed').catch((e: unknown) => request.log.error({ err: e }, 'payment release failed'));
     throw err;
   }
-  const verificationId = typeof signed.response.verification_id === 'string' ? signed.response.verification_id : null;
-  const settled = await ctx.gate.settle(auth.ticket, verificationId);
+  const settled = await ctx.gate.settle(auth.ticket, done.record);
   if (!settled.ok) {
+    if (settled.pending) return sendPending(reply, settled.pending);
     const allowance = await ctx.service.peekAllowance(client);
     return send402(reply, settled.paymentRequired, 'settlement_failed', settled.message, allowance, ctx, settled.settlement);
   }
-  if (route === 'verify') ctx.onVerified?.(signed);
+  if (route === 'verify') ctx.onVerified?.(done.signed);
   for (const [k, v] of Object.entries(paymentResponseHeaders(settled.settlement))) reply.header(k, v);
-  return reply.code(200).type(JSON_TYPE).send(signed.text);
+  return reply.code(200).type(JSON_TYPE).send(done.signed.text);
 }
 
 /** POST /verify/schema and /verify/deliverable with payments on. */
@@ -127,7 +146,7 @@ export async function handlePaidVerify(ctx: PaidRestContext, request: FastifyReq
   const parsed = ctx.service.parseRequest(body);
   const payment = readPaymentSignature(request.headers[PAYMENT_SIGNATURE_HEADER.toLowerCase()]);
   if (payment.present) {
-    return runPaid(ctx, request, reply, 'verify', payment.payload, client, () => ctx.service.verify(parsed));
+    return runPaid(ctx, request, reply, 'verify', payment.payload, client, () => ctx.service.issue(parsed));
   }
   const size = Buffer.isBuffer(body) ? body.length : Buffer.byteLength(body);
   if (size > ctx.gate.config.freeMaxBodyBytes) {
@@ -159,7 +178,7 @@ export async function handlePaidScore(ctx: PaidRestContext, request: FastifyRequ
   const client: ClientContext = { clientKey: ctx.clientKey(request) };
   const payment = readPaymentSignature(request.headers[PAYMENT_SIGNATURE_HEADER.toLowerCase()]);
   if (payment.present) {
-    return runPaid(ctx, request, reply, 'score', payment.payload, client, () => ctx.service.score(agentId));
+    return runPaid(ctx, request, reply, 'score', payment.payload, client, async () => ({ signed: await ctx.service.score(agentId), record: null }));
   }
   const allowance = await ctx.service.peekAllowance(client);
   const pr = await ctx.gate.paymentRequired('score', resourceOf(ctx, request, 'score'), UNPAID_MESSAGES.payment_required);

@@ -74,6 +74,32 @@ export interface PaymentRequiredBodyOptions {
   message: string;
   allowance: AllowanceInfo;
   settlement?: SettleResponse | null;
+  /** Where the free calls are and how the caller is told apart: adds the `free_trial` object. */
+  freeTrial?: { mcpUrl: string; client: string };
+}
+
+/**
+ * The `free_trial` object of a 402 body, in the shape clients of the hosted original
+ * read: where the free calls are (the MCP tool, also REST), how many remain today,
+ * when they reset, and how this client is identified.
+ */
+export function freeTrialObject(allowance: AllowanceInfo, where: { mcpUrl: string; client: string }): Record<string, unknown> {
+  const available = allowance.remaining > 0;
+  return {
+    available,
+    via: 'mcp+rest',
+    transport: 'streamable-http',
+    url: where.mcpUrl,
+    tool: 'verify_schema',
+    calls_per_client_per_day: allowance.limit,
+    remaining_calls_today: allowance.remaining,
+    resets_at: allowance.resetsAt,
+    client: where.client,
+    message: available
+      ? `${allowance.remaining} of ${allowance.limit} free verifications left today for this client (MCP tool verify_schema or the REST verify routes, without payment).`
+      : `The ${allowance.limit} free verifications of today are used up for this client; they reset at ${allowance.resetsAt}.`,
+    code: available ? 'free_trial_available' : 'free_trial_exhausted',
+  };
 }
 
 /** The JSON body of a 402: the PaymentRequired object plus the live free-trial state and a stable code. */
@@ -84,7 +110,37 @@ export function paymentRequiredBody(paymentRequired: PaymentRequired, options: P
     message: options.message,
     charged: false,
     ...freeTrialState(options.allowance),
+    ...(options.freeTrial ? { free_trial: freeTrialObject(options.allowance, options.freeTrial) } : {}),
     ...(options.settlement ? { settlement: options.settlement } : {}),
+  };
+}
+
+/** The settlement of a paid call is under way with an unknown outcome (not a refusal, not an error). */
+export const SETTLEMENT_PENDING_STATUS = 202;
+
+/**
+ * Body of a pending settlement: retryable, names the receipt it will publish and the
+ * transaction, and never claims that nothing was charged (the charge may have gone through).
+ */
+export function settlementPendingBody(pending: {
+  verificationId: string | null;
+  transaction: string | null;
+  message: string;
+  retryAfter: number;
+}): Record<string, unknown> {
+  return {
+    code: 'settlement_pending',
+    message: pending.message,
+    status: SETTLEMENT_PENDING_STATUS,
+    retryable: true,
+    retry_after: pending.retryAfter,
+    payment_status: 'pending',
+    verification_id: pending.verificationId,
+    transaction: pending.transaction,
+    next_actions: [
+      { action: 'retry_with_same_payment', after_seconds: pending.retryAfter },
+      ...(pending.verificationId ? [{ action: 'get_receipt', url: `/verifications/${pending.verificationId}` }] : []),
+    ],
   };
 }
 
@@ -118,7 +174,7 @@ export function mcpPaymentRequiredMeta(options: PaymentRequiredBodyOptions): Rec
     code: options.code,
     message: options.message,
     charged: false,
-    free_trial: freeTrialState(options.allowance),
+    free_trial: options.freeTrial ? { ...freeTrialState(options.allowance), ...freeTrialObject(options.allowance, options.freeTrial) } : freeTrialState(options.allowance),
     ...(options.settlement ? { [MCP_PAYMENT_RESPONSE_META]: options.settlement } : {}),
   };
 }

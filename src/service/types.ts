@@ -4,7 +4,7 @@
  * these calls; they hold no verification logic of their own.
  */
 import type { ParsedRequest } from '../core/types.js';
-import type { AllowanceState, ReputationPage } from '../store/store.js';
+import type { AllowanceState, ReceiptRecord, ReputationPage } from '../store/store.js';
 
 /** Who is calling, as far as the free allowance is concerned. */
 export interface ClientContext {
@@ -40,6 +40,11 @@ export interface VerifierService {
 
   /** Verify, sign and durably store. Resolves only after the receipt is committed. */
   verify(parsed: ParsedRequest): Promise<SignedResult>;
+  /**
+   * Verify and sign without storing: the paid path stores the record itself, as a pending
+   * settlement, and publishes it only once the payment is settled.
+   */
+  issue(parsed: ParsedRequest): Promise<{ signed: SignedResult; record: ReceiptRecord }>;
   /** The signed trust score of an agent (trust-score attestation context). */
   score(agentId: string): Promise<SignedResult>;
   reputation(agentId: string, page: { limit: number; cursor?: string | null }): Promise<ReputationPage>;

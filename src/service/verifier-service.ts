@@ -152,6 +152,11 @@ export function createVerifierService(deps: VerifierServiceDeps): VerifierServic
       await store.refundAllowance(client.clientKey, dayOf(deps.clock()).day);
     },
 
+    async issue(parsed: ParsedRequest) {
+      const issued = await deps.issuer.issue(parsed);
+      return { signed: { response: issued.response, text: issued.text }, record: recordOf(issued, parsed) };
+    },
+
     async verify(parsed: ParsedRequest): Promise<SignedResult> {
       const issued = await deps.issuer.issue(parsed);
       // Durable before anyone sees it: a receipt that reached a client is never lost.

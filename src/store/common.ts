@@ -5,7 +5,7 @@
  * rows and records. Only the SQL dialect stays in each store.
  */
 import { invalidRequest } from '../errors.js';
-import type { AllowanceState, HistoryEntry, PaymentEvent, PaymentEventKind, PaymentKey, ReceiptRecord, ReputationPage } from './store.js';
+import type { AllowanceState, HistoryEntry, PaymentEvent, PaymentEventKind, PaymentKey, PendingSettlement, ReceiptRecord, ReputationPage } from './store.js';
 
 const DAY_RE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
@@ -168,5 +168,40 @@ export function toEvent(r: EventRow): PaymentEvent {
     verificationId: r.verification_id,
     at: r.at,
     detail: r.detail,
+  };
+}
+
+/** Columns of a pending settlement row; {@link pendingValues} gives the values in this order. */
+export const PENDING_COLUMNS = 'network, payer, nonce, route, verification_id, record, payment, transaction_hash, created_at, state';
+
+export function pendingValues(p: PendingSettlement): unknown[] {
+  assertPaymentKey(p.key);
+  if (p.record) assertReceipt(p.record);
+  if (typeof p.payment !== 'string') throw new TypeError('payment must be a string');
+  if (p.state !== 'pending' && p.state !== 'settled') throw new TypeError('state must be pending or settled');
+  return [p.key.network, p.key.payer, p.key.nonce, p.route, p.record?.verificationId ?? null, p.record ? JSON.stringify(p.record) : null, p.payment, p.transaction, p.createdAt, p.state];
+}
+
+export interface PendingRow {
+  network: string;
+  payer: string;
+  nonce: string;
+  route: string;
+  record: string | null;
+  payment: string;
+  transaction_hash: string | null;
+  created_at: string;
+  state: 'pending' | 'settled';
+}
+
+export function toPending(r: PendingRow): PendingSettlement {
+  return {
+    key: { network: r.network, payer: r.payer, nonce: r.nonce },
+    route: r.route,
+    record: r.record === null ? null : (JSON.parse(r.record) as ReceiptRecord),
+    payment: r.payment,
+    transaction: r.transaction_hash,
+    createdAt: r.created_at,
+    state: r.state,
   };
 }

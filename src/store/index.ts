@@ -11,7 +11,7 @@ import { createSqliteOffloadStore } from './sqlite-offload.js';
 import { guardStore, type GuardedStore } from './guard.js';
 import type { Store } from './store.js';
 
-export type { AllowanceState, HistoryEntry, PaymentEvent, PaymentEventKind, PaymentKey, ReceiptRecord, ReputationPage, Store } from './store.js';
+export type { AllowanceState, HistoryEntry, PaymentEvent, PaymentEventKind, PaymentKey, PendingSettlement, ReceiptRecord, ReputationPage, Store } from './store.js';
 export { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from './postgres.js';
 export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './sqlite.js';
 export { createSqliteOffloadStore, type SqliteOffloadStoreOptions } from './sqlite-offload.js';

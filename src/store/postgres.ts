@@ -14,17 +14,21 @@ import {
   assertPaymentKey,
   decodeCursor,
   HISTORY_COLUMNS,
+  PENDING_COLUMNS,
+  pendingValues,
   RECEIPT_COLUMNS,
   receiptValues,
   reputationPage,
   toEvent,
+  toPending,
   type EventRow,
   type HistoryRow,
+  type PendingRow,
 } from './common.js';
 import { storeFaultReason } from './faults.js';
 import { createPostgresLog } from './log-postgres.js';
 import { POSTGRES_MIGRATIONS, type PgMigration } from './migrations/postgres.js';
-import type { AllowanceState, PaymentEvent, PaymentKey, ReceiptRecord, ReputationPage, Store } from './store.js';
+import type { AllowanceState, PaymentEvent, PaymentKey, PendingSettlement, ReceiptRecord, ReputationPage, Store } from './store.js';
 
 /** The part of the `pg` API this store uses (the package ships no types). */
 interface PgQueryResult<R> {
@@ -248,6 +252,62 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
         key.payer,
         key.nonce,
       ]);
+    },
+
+    async savePendingSettlement(pending: PendingSettlement): Promise<void> {
+      const values = pendingValues(pending);
+      await withTransaction(pool, async (c) => {
+        // Durable before the settlement starts, like a receipt.
+        await c.query('SET LOCAL synchronous_commit = on');
+        await c.query(
+          `INSERT INTO ${q}.pending_settlements (${PENDING_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+           ON CONFLICT (network, payer, nonce) DO UPDATE SET state = EXCLUDED.state, route = EXCLUDED.route, verification_id = EXCLUDED.verification_id,
+             record = EXCLUDED.record, payment = EXCLUDED.payment, transaction_hash = EXCLUDED.transaction_hash, created_at = EXCLUDED.created_at`,
+          values,
+        );
+      });
+    },
+
+    async setPendingTransaction(key: PaymentKey, transaction: string): Promise<void> {
+      assertPaymentKey(key);
+      await pool.query(`UPDATE ${q}.pending_settlements SET transaction_hash = $1 WHERE network = $2 AND payer = $3 AND nonce = $4`, [
+        transaction,
+        key.network,
+        key.payer,
+        key.nonce,
+      ]);
+    },
+
+    async pendingSettlement(key: PaymentKey): Promise<PendingSettlement | null> {
+      assertPaymentKey(key);
+      const r = await pool.query<PendingRow>(`SELECT ${PENDING_COLUMNS} FROM ${q}.pending_settlements WHERE network = $1 AND payer = $2 AND nonce = $3`, [
+        key.network,
+        key.payer,
+        key.nonce,
+      ]);
+      return r.rows[0] ? toPending(r.rows[0]) : null;
+    },
+
+    async pendingSettlementFor(verificationId: string): Promise<PendingSettlement | null> {
+      const r = await pool.query<PendingRow>(`SELECT ${PENDING_COLUMNS} FROM ${q}.pending_settlements WHERE verification_id = $1`, [verificationId]);
+      return r.rows[0] ? toPending(r.rows[0]) : null;
+    },
+
+    async pendingSettlements(): Promise<PendingSettlement[]> {
+      return (await pool.query<PendingRow>(`SELECT ${PENDING_COLUMNS} FROM ${q}.pending_settlements WHERE state = 'pending' ORDER BY created_at ASC`)).rows.map(toPending);
+    },
+
+    async markPendingSettled(key: PaymentKey, transaction: string | null): Promise<void> {
+      assertPaymentKey(key);
+      await pool.query(
+        `UPDATE ${q}.pending_settlements SET state = 'settled', transaction_hash = coalesce($1, transaction_hash) WHERE network = $2 AND payer = $3 AND nonce = $4`,
+        [transaction, key.network, key.payer, key.nonce],
+      );
+    },
+
+    async deletePendingSettlement(key: PaymentKey): Promise<void> {
+      assertPaymentKey(key);
+      await pool.query(`DELETE FROM ${q}.pending_settlements WHERE network = $1 AND payer = $2 AND nonce = $3`, [key.network, key.payer, key.nonce]);
     },
 
     async recordPaymentEvent(event: PaymentEvent): Promise<void> {

@@ -18,17 +18,21 @@ import {
   assertPaymentKey,
   decodeCursor,
   HISTORY_COLUMNS,
+  PENDING_COLUMNS,
+  pendingValues,
   RECEIPT_COLUMNS,
   receiptValues,
   reputationPage,
   toEvent,
+  toPending,
   type EventRow,
   type HistoryRow,
+  type PendingRow,
 } from './common.js';
 import { createSqliteLog } from './log-sqlite.js';
 import { SQLITE_MIGRATIONS, type Migration } from './migrations/sqlite.js';
 import { StoreFaultError } from './faults.js';
-import type { AllowanceState, PaymentEvent, PaymentKey, ReceiptRecord, ReputationPage, Store } from './store.js';
+import type { AllowanceState, PaymentEvent, PaymentKey, PendingSettlement, ReceiptRecord, ReputationPage, Store } from './store.js';
 
 /** The part of the better-sqlite3 API this store uses (the package ships no types). */
 interface SqliteStatement {
@@ -239,6 +243,41 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       s.settle.run(nowIso(), key.network, key.payer, key.nonce);
     },
 
+    async savePendingSettlement(pending: PendingSettlement): Promise<void> {
+      // On the main connection with synchronous=FULL: committed and synced before the settlement starts.
+      s.savePending.run(...pendingValues(pending));
+    },
+
+    async setPendingTransaction(key: PaymentKey, transaction: string): Promise<void> {
+      assertPaymentKey(key);
+      s.setPendingTx.run(transaction, key.network, key.payer, key.nonce);
+    },
+
+    async pendingSettlement(key: PaymentKey): Promise<PendingSettlement | null> {
+      assertPaymentKey(key);
+      const row = s.getPending.get(key.network, key.payer, key.nonce) as PendingRow | undefined;
+      return row ? toPending(row) : null;
+    },
+
+    async pendingSettlementFor(verificationId: string): Promise<PendingSettlement | null> {
+      const row = s.getPendingById.get(verificationId) as PendingRow | undefined;
+      return row ? toPending(row) : null;
+    },
+
+    async pendingSettlements(): Promise<PendingSettlement[]> {
+      return (s.allPending.all() as PendingRow[]).map(toPending);
+    },
+
+    async markPendingSettled(key: PaymentKey, transaction: string | null): Promise<void> {
+      assertPaymentKey(key);
+      s.markPendingSettled.run(transaction, key.network, key.payer, key.nonce);
+    },
+
+    async deletePendingSettlement(key: PaymentKey): Promise<void> {
+      assertPaymentKey(key);
+      s.deletePending.run(key.network, key.payer, key.nonce);
+    },
+
     async recordPaymentEvent(event: PaymentEvent): Promise<void> {
       assertPaymentKey(event.key);
       s.insertEvent.run(event.key.network, event.key.payer, event.key.nonce, event.kind, event.route, event.amount, event.verificationId, event.at, event.detail);
@@ -336,6 +375,13 @@ function prepareStatements(db: SqliteDatabase) {
     ),
     events: db.prepare('SELECT * FROM payment_events ORDER BY id ASC'),
     eventsFor: db.prepare('SELECT * FROM payment_events WHERE verification_id = ? ORDER BY id ASC'),
+    savePending: db.prepare(`INSERT OR REPLACE INTO pending_settlements (${PENDING_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    setPendingTx: db.prepare('UPDATE pending_settlements SET transaction_hash = ? WHERE network = ? AND payer = ? AND nonce = ?'),
+    getPending: db.prepare(`SELECT ${PENDING_COLUMNS} FROM pending_settlements WHERE network = ? AND payer = ? AND nonce = ?`),
+    getPendingById: db.prepare(`SELECT ${PENDING_COLUMNS} FROM pending_settlements WHERE verification_id = ?`),
+    allPending: db.prepare(`SELECT ${PENDING_COLUMNS} FROM pending_settlements WHERE state = 'pending' ORDER BY created_at ASC`),
+    markPendingSettled: db.prepare(`UPDATE pending_settlements SET state = 'settled', transaction_hash = coalesce(?, transaction_hash) WHERE network = ? AND payer = ? AND nonce = ?`),
+    deletePending: db.prepare('DELETE FROM pending_settlements WHERE network = ? AND payer = ? AND nonce = ?'),
     ping: db.prepare('SELECT 1 AS ok'),
     probe: db.prepare('UPDATE schema_migrations SET name = name WHERE version = (SELECT min(version) FROM schema_migrations)'),
   };

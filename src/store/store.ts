@@ -67,7 +67,43 @@ export interface PaymentKey {
   nonce: string;
 }
 
-export type PaymentEventKind = 'verified' | 'settled' | 'settle_failed' | 'verify_failed' | 'released' | 'replay_rejected';
+export type PaymentEventKind =
+  | 'verified'
+  | 'settled'
+  | 'settle_failed'
+  | 'verify_failed'
+  | 'released'
+  | 'replay_rejected'
+  /** Refused before the facilitator was asked (malformed, wrong option, window, unsupported payload). */
+  | 'refused'
+  /** Settlement submitted, outcome not known yet: the reservation and the pending receipt are kept. */
+  | 'settle_pending'
+  /** A pending receipt was voided (its settlement did not go through). */
+  | 'voided';
+
+/**
+ * A paid call whose settlement has been started but not confirmed. The receipt
+ * it paid for is kept here, invisible (no lookup, no reputation, no score),
+ * until the settlement is known: then it is published (moved to the receipts)
+ * or voided (deleted). One per payment key.
+ */
+export interface PendingSettlement {
+  key: PaymentKey;
+  route: string;
+  /** The receipt paid for (verify route); null for calls that store nothing (score). */
+  record: ReceiptRecord | null;
+  /** JSON of `{payload, requirements}` as sent to the facilitator, to settle again or check on reconciliation. */
+  payment: string;
+  /** Settlement transaction hash once one is known. */
+  transaction: string | null;
+  /** RFC 3339 UTC. */
+  createdAt: string;
+  /**
+   * `pending` until the settlement is known; `settled` once a settlement that was reported
+   * pending went through (its receipt is published): kept so the buyer's retry gets that receipt.
+   */
+  state: 'pending' | 'settled';
+}
 
 export interface PaymentEvent {
   key: PaymentKey;
@@ -111,6 +147,20 @@ export interface Store extends TransparencyLogStore {
   releasePayment(key: PaymentKey): Promise<void>;
   /** Mark a reservation settled: the key then stays used for good (release no longer frees it). */
   settlePayment(key: PaymentKey): Promise<void>;
+  /** Durably store a pending settlement (and its invisible receipt) before settling. Replaces one with the same key. */
+  savePendingSettlement(pending: PendingSettlement): Promise<void>;
+  /** Remember the settlement transaction of a pending settlement. */
+  setPendingTransaction(key: PaymentKey, transaction: string): Promise<void>;
+  /** The pending settlement of a payment key, or null. */
+  pendingSettlement(key: PaymentKey): Promise<PendingSettlement | null>;
+  /** The pending settlement holding a receipt with this verification id, or null. */
+  pendingSettlementFor(verificationId: string): Promise<PendingSettlement | null>;
+  /** Every settlement still in state `pending`, oldest first (reconciliation). */
+  pendingSettlements(): Promise<PendingSettlement[]>;
+  /** A pending settlement went through (its receipt is published): keep it as `settled` with its transaction. */
+  markPendingSettled(key: PaymentKey, transaction: string | null): Promise<void>;
+  /** Forget a pending settlement (after publishing or voiding its receipt). */
+  deletePendingSettlement(key: PaymentKey): Promise<void>;
   /** Append to the payment ledger. */
   recordPaymentEvent(event: PaymentEvent): Promise<void>;
   /** The ledger, for tests and operators. */

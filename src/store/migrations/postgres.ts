@@ -112,4 +112,25 @@ export const POSTGRES_MIGRATIONS: readonly PgMigration[] = [
       INSERT INTO ${s}.log_queue (verification_id) SELECT verification_id FROM ${s}.receipts ORDER BY verified_ms, verification_id;
     `,
   },
+  {
+    version: 3,
+    name: 'pending settlements',
+    // Paid receipts wait here, invisible, until their settlement is known (published or voided).
+    sql: (s) => `
+      CREATE TABLE ${s}.pending_settlements (
+        network          TEXT NOT NULL,
+        payer            TEXT NOT NULL,
+        nonce            TEXT NOT NULL,
+        route            TEXT NOT NULL,
+        verification_id  TEXT COLLATE "C" UNIQUE,
+        record           TEXT,
+        payment          TEXT NOT NULL,
+        transaction_hash TEXT,
+        created_at       TEXT NOT NULL,
+        state            TEXT NOT NULL CHECK (state IN ('pending', 'settled')),
+        PRIMARY KEY (network, payer, nonce)
+      );
+      CREATE INDEX pending_settlements_state ON ${s}.pending_settlements (state, created_at);
+    `,
+  },
 ];

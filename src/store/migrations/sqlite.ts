@@ -108,4 +108,25 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       INSERT INTO log_queue (verification_id) SELECT verification_id FROM receipts ORDER BY rowid;
     `,
   },
+  {
+    version: 3,
+    name: 'pending settlements',
+    // Paid receipts wait here, invisible, until their settlement is known (published or voided).
+    sql: `
+      CREATE TABLE pending_settlements (
+        network          TEXT NOT NULL,
+        payer            TEXT NOT NULL,
+        nonce            TEXT NOT NULL,
+        route            TEXT NOT NULL,
+        verification_id  TEXT UNIQUE,
+        record           TEXT,
+        payment          TEXT NOT NULL,
+        transaction_hash TEXT,
+        created_at       TEXT NOT NULL,
+        state            TEXT NOT NULL CHECK (state IN ('pending', 'settled')),
+        PRIMARY KEY (network, payer, nonce)
+      ) WITHOUT ROWID;
+      CREATE INDEX pending_settlements_state ON pending_settlements (state, created_at);
+    `,
+  },
 ];
