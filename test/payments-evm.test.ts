@@ -30,6 +30,7 @@ import { offlineSolanaSigner, PAY_TO_EVM, PAY_TO_SOLANA, SOLANA_FEE_PAYER } from
 
 const INVOICE = JSON.parse(readFileSync(path.join(projectRoot, 'test', 'fixtures', 'invoice-pass.request.json'), 'utf8')) as Record<string, unknown>;
 const json = { 'content-type': 'application/json' };
+const ROUTES_TOKEN = 'evm-test-facilitator-routes-token-0123456789';
 const body = (taskId: string, extra: Record<string, unknown> = {}) => JSON.stringify({ ...INVOICE, task_id: taskId, agent_id: 'evm-agent', ...extra });
 
 let hh: HardhatBase;
@@ -126,7 +127,8 @@ describe('x402 on a Hardhat chain (id 8453)', () => {
     );
     const statuses = responses.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
-    expect(statuses.filter((s) => s === 402)).toHaveLength(49);
+    // The rest are refused (402) or told the one payment is being settled (202): no receipt either way.
+    expect(statuses.filter((s) => s === 402 || s === 202)).toHaveLength(49);
     expect(await hh.balanceOf(buyer.address)).toBe(before - 20000n);
     const rep = (await (await fetch(`${base}/reputation/${agent}`)).json()) as { verifications: number };
     expect(rep.verifications).toBe(1);
@@ -183,11 +185,25 @@ describe('x402 on a Hardhat chain (id 8453)', () => {
       X402_LOCAL_EVM_PRIVATE_KEY: HARDHAT_KEY_2,
       X402_NETWORKS: 'base',
       X402_PAY_TO_EVM: PAY_TO_EVM,
+      X402_FACILITATOR_ROUTES: 'true',
+      X402_FACILITATOR_ROUTES_TOKEN: ROUTES_TOKEN,
     });
     const local = await createApp(config, { logger: false });
     await local.app.listen({ host: '127.0.0.1', port });
     try {
-      const supported = (await (await fetch(`http://127.0.0.1:${port}/facilitator/supported`)).json()) as { signers: Record<string, string[]> };
+      // A stranger's settle through the app's facilitator routes: refused, nothing moves on chain.
+      const strangerPayload = await buyerClient.createPaymentPayload(await paymentRequired());
+      const strangerNonce = (strangerPayload.payload as { authorization: { nonce: Hex } }).authorization.nonce;
+      const stranger = await fetch(`http://127.0.0.1:${port}/facilitator/settle`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ x402Version: 2, paymentPayload: strangerPayload, paymentRequirements: strangerPayload.accepted }),
+      });
+      expect(stranger.status).toBe(401);
+      expect(await hh.authorizationState(buyer.address, strangerNonce)).toBe(false);
+      const supported = (await (
+        await fetch(`http://127.0.0.1:${port}/facilitator/supported`, { headers: { authorization: `Bearer ${ROUTES_TOKEN}` } })
+      ).json()) as { signers: Record<string, string[]> };
       expect(Object.values(supported.signers).flat()).toContain(privateKeyToAccount(HARDHAT_KEY_2).address);
       const before = await hh.balanceOf(buyer.address);
       const r = await paidFetch(`http://127.0.0.1:${port}/verify/schema`, { method: 'POST', headers: json, body: body('env-local') });
