@@ -9,7 +9,7 @@
  * instead of canonicalizing them twice. This is exact JCS because the eight
  * request keys are written in UTF-16 code-unit order.
  */
-import type { Bound, Json, Rule, VerificationRequest } from '../core/types.js';
+import type { Bound, Json, ParsedRequest, Rule, VerificationRequest } from '../core/types.js';
 import { DEFAULT_TOLERANCE } from '../core/request-rules.js';
 import { canonicalize, sortKeys } from './jcs.js';
 
@@ -82,3 +82,28 @@ export function canonicalRulesAndBounds(suppliedBounds: Json | undefined, suppli
   return `{"bounds":${canonicalize(suppliedBounds ?? null)},"rules":${canonicalize(suppliedRules ?? null)}}`;
 }
 
+export interface ReceiptHashes {
+  output_hash: string;
+  schema_hash: string;
+  rules_hash: string;
+  request_hash: string;
+}
+
+/**
+ * All four hashes of a parsed request (docs/protocol.md#hashes), given a SHA-256
+ * of the UTF-8 bytes of a string in lowercase hex: Node's native one on the
+ * server (./hashes.ts), a pure-JS one in browsers (./verify-receipt-portable.ts).
+ * The output and schema are canonicalized once each and reused for both their
+ * own hash and the request's.
+ */
+export function computeHashesWith(parsed: ParsedRequest, sha256Hex: (text: string) => string): ReceiptHashes {
+  const { request } = parsed;
+  const outputCanonical = canonicalize(request.submitted_output);
+  const schemaCanonical = canonicalize(request.expected_schema);
+  return {
+    output_hash: sha256Hex(outputCanonical),
+    schema_hash: sha256Hex(schemaCanonical),
+    rules_hash: sha256Hex(canonicalRulesAndBounds(parsed.suppliedBounds, parsed.suppliedRules)),
+    request_hash: sha256Hex(spliceRequest(request, schemaCanonical, outputCanonical)),
+  };
+}

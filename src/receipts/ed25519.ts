@@ -34,6 +34,16 @@ export function publicKeyFromBase64(text: unknown): KeyObject | undefined {
   }
 }
 
+/** Imports a raw 32-byte Ed25519 public key; undefined when it is not one. */
+export function publicKeyFromRaw(raw: Uint8Array): KeyObject | undefined {
+  if (raw.length !== 32) return undefined;
+  try {
+    return createPublicKey({ key: Buffer.concat([SPKI_PREFIX, raw]), format: 'der', type: 'spki' });
+  } catch {
+    return undefined;
+  }
+}
+
 /** Decodes a signature given as standard base64 of 64 bytes (canonical encoding only); undefined when malformed. */
 export function signatureFromBase64(text: unknown): Buffer | undefined {
   if (typeof text !== 'string' || !BASE64_64.test(text)) return undefined;

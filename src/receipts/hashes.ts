@@ -7,17 +7,9 @@
  */
 import * as nodeCrypto from 'node:crypto';
 import type { ParsedRequest } from '../core/types.js';
-import { canonicalRulesAndBounds, spliceRequest } from './canonical-request.js';
-import { canonicalize } from './jcs.js';
+import { computeHashesWith, type ReceiptHashes } from './canonical-request.js';
 
-export { canonicalRequest, canonicalRulesAndBounds } from './canonical-request.js';
-
-export interface ReceiptHashes {
-  output_hash: string;
-  schema_hash: string;
-  rules_hash: string;
-  request_hash: string;
-}
+export { canonicalRequest, canonicalRulesAndBounds, type ReceiptHashes } from './canonical-request.js';
 
 // crypto.hash (Node ≥ 20.12) skips the Hash object: several times cheaper for the small inputs hashed per receipt.
 const oneShot = (nodeCrypto as { hash?: typeof nodeCrypto.hash }).hash;
@@ -27,15 +19,7 @@ export function sha256Hex(text: string): string {
   return oneShot ? oneShot('sha256', text, 'hex') : nodeCrypto.createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
-/** All four hashes of a parsed request (SPEC §5.1). */
+/** All four hashes of a parsed request (docs/protocol.md#hashes). */
 export function computeHashes(parsed: ParsedRequest): ReceiptHashes {
-  const { request } = parsed;
-  const outputCanonical = canonicalize(request.submitted_output);
-  const schemaCanonical = canonicalize(request.expected_schema);
-  return {
-    output_hash: sha256Hex(outputCanonical),
-    schema_hash: sha256Hex(schemaCanonical),
-    rules_hash: sha256Hex(canonicalRulesAndBounds(parsed.suppliedBounds, parsed.suppliedRules)),
-    request_hash: sha256Hex(spliceRequest(request, schemaCanonical, outputCanonical)),
-  };
+  return computeHashesWith(parsed, sha256Hex);
 }

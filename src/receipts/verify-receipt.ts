@@ -1,218 +1,34 @@
 /**
- * @module Offline receipt verification (docs/protocol.md#signature, #command-line): given a signed response
- * and either a raw public key or the service's agent card, check the format,
- * key, algorithm, key validity window and Ed25519 signature, and — given the
- * original request — recompute the hashes (all four for a full receipt; for a
- * compact one, the three it has plus the request fields it carries). Needs no network and no
- * secret; a third party can run exactly this.
+ * @module Offline receipt verification in Node (docs/protocol.md#signature): the checks of
+ * ./receipt-verifier.ts on Node's native Ed25519 and SHA-256. The CLI and the
+ * library use this one; the browser-safe client uses ./verify-receipt-portable.ts.
  */
 import { verify as edVerify, type KeyObject } from 'node:crypto';
-import { isApiError } from '../errors.js';
-import { parseVerificationRequest, validateRequestValue } from '../core/request.js';
-import { parseStrictJson } from '../core/strict-json.js';
-import type { ParsedRequest } from '../core/types.js';
-import { ATTESTATION_EXTENSION_PREFIX } from './agent-card-extension.js';
-import { publicKeyFromBase64, signatureFromBase64 } from './ed25519.js';
-import { computeHashes, type ReceiptHashes } from './hashes.js';
-import { JcsError } from './jcs.js';
-import { parseRfc3339 } from './time.js';
-import { signingInput, SIGNATURE_ALGORITHM, type AttestationContext } from './v1/attestation.js';
+import { publicKeyFromRaw } from './ed25519.js';
+import { sha256Hex } from './hashes.js';
+import { createReceiptVerifier, type ReceiptCrypto, type VerifyReceipt } from './receipt-verifier.js';
 
-export type ReceiptCheck =
-  | 'format'
-  | 'key_not_found'
-  | 'algorithm'
-  | 'key_validity'
-  | 'signature'
-  | 'output_hash'
-  | 'schema_hash'
-  | 'rules_hash'
-  | 'request_hash'
-  | 'request_mismatch'
-  | 'request_invalid';
+export {
+  ReceiptKeyError,
+  createReceiptVerifier,
+  type ReceiptCheck,
+  type ReceiptCrypto,
+  type ReceiptKeys,
+  type ReceiptVerification,
+  type VerifyReceipt,
+  type VerifyReceiptOptions,
+} from './receipt-verifier.js';
 
-export type ReceiptVerification =
-  | { valid: true; keyVersion: string }
-  | { valid: false; failedCheck: ReceiptCheck; message: string };
-
-/** Either the raw key (standard base64 of 32 bytes) or the agent card that lists the keys. */
-export type ReceiptKeys = { publicKey: string } | { agentCard: unknown };
-
-export interface VerifyReceiptOptions {
-  /** The original request: its JSON text (parsed strictly) or an already-parsed value. */
-  request?: unknown;
-  /** Default: `score` when the response has no output_hash, else `verify`. */
-  context?: AttestationContext;
-}
-
-/** Thrown for a bad `keys` argument (the caller's configuration, not the receipt). */
-export class ReceiptKeyError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ReceiptKeyError';
-  }
-}
-
-type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function fail(failedCheck: ReceiptCheck, message: string): ReceiptVerification {
-  return { valid: false, failedCheck, message };
-}
-
-interface KeyCandidate {
-  key: KeyObject;
-  algorithm: unknown;
-  notBefore?: unknown;
-  notAfter?: unknown;
-  windowed: boolean;
-}
-
-/** The attestation extension's key list, or a reason there is none. */
-function cardKeys(card: unknown): unknown[] | string {
-  if (!isObject(card)) return 'the agent card is not a JSON object';
-  const caps = card.capabilities;
-  const exts = isObject(caps) ? caps.extensions : undefined;
-  if (!Array.isArray(exts)) return 'the agent card has no capabilities.extensions';
-  const ext = exts.find((e) => isObject(e) && typeof e.uri === 'string' && e.uri.startsWith(ATTESTATION_EXTENSION_PREFIX));
-  if (!isObject(ext)) return 'the agent card has no attestation extension';
-  const params = ext.params;
-  const keys = isObject(params) ? params.publicKeys : undefined;
-  if (!Array.isArray(keys)) return 'the attestation extension lists no publicKeys';
-  return keys;
-}
-
-function findKey(keys: ReceiptKeys, keyVersion: string): KeyCandidate | string {
-  if ('publicKey' in keys) {
-    const key = publicKeyFromBase64(keys.publicKey);
-    if (!key) throw new ReceiptKeyError('the public key must be standard base64 of the raw 32-byte Ed25519 key');
-    return { key, algorithm: SIGNATURE_ALGORITHM, windowed: false };
-  }
-  if (!('agentCard' in keys)) throw new ReceiptKeyError('give either publicKey or agentCard');
-  const list = cardKeys(keys.agentCard);
-  if (typeof list === 'string') return list;
-  const entry = list.find((k) => isObject(k) && k.keyVersion === keyVersion);
-  if (!isObject(entry)) return `key version '${keyVersion}' is not listed in the agent card`;
-  const key = publicKeyFromBase64(entry.publicKey);
-  if (!key) return `the agent card's key '${keyVersion}' is not base64 of a raw 32-byte Ed25519 key`;
-  return { key, algorithm: entry.algorithm, notBefore: entry.notBefore, notAfter: entry.notAfter, windowed: true };
-}
-
-function parseRequest(request: unknown): ParsedRequest | string {
-  try {
-    return typeof request === 'string' || request instanceof Uint8Array
-      ? parseVerificationRequest(request)
-      : validateRequestValue(request);
-  } catch (e) {
-    if (isApiError(e)) {
-      const fields = e.fields.map((f) => `${f.field} ${f.problem}`).join('; ');
-      return `the request is not a valid verification request${fields ? `: ${fields}` : ''}`;
-    }
-    throw e;
-  }
-}
-
-const HASH_FIELDS: Array<keyof ReceiptHashes> = ['output_hash', 'schema_hash', 'rules_hash', 'request_hash'];
-
-/**
- * Request fields a compact receipt carries in the clear. Its three hashes leave
- * them out (request_hash, which covers them, is full form only), so they are
- * compared one by one.
- */
-const COMPACT_REQUEST_FIELDS = ['task_id', 'agent_id', 'enforce_rules', 'strict_content_check'] as const;
+/** Node's primitives: OpenSSL Ed25519 and SHA-256. */
+export const nodeReceiptCrypto: ReceiptCrypto<KeyObject> = {
+  sha256Hex,
+  importPublicKey: publicKeyFromRaw,
+  verify: (message, signature, key) => edVerify(null, Buffer.from(message, 'utf8'), key, signature),
+};
 
 /**
  * Verify a signed response (object, or its JSON text parsed strictly: a
  * receipt with duplicate keys is malformed). Never throws for anything wrong
  * with the receipt or the request; throws ReceiptKeyError for a bad `keys`.
  */
-export function verifyReceipt(response: unknown, keys: ReceiptKeys, options: VerifyReceiptOptions = {}): ReceiptVerification {
-  let receipt: unknown = response;
-  if (typeof response === 'string' || response instanceof Uint8Array) {
-    try {
-      const parsed = parseStrictJson(response, { maxDepth: 1000 });
-      if (parsed.duplicateKeys.length > 0) return fail('format', 'the receipt has an object with a duplicated key');
-      receipt = parsed.value;
-    } catch {
-      return fail('format', 'the receipt is not valid JSON');
-    }
-  }
-  if (!isObject(receipt)) return fail('format', 'the receipt is not a JSON object');
-  const att = receipt.attestation;
-  if (!isObject(att)) return fail('format', 'the receipt has no attestation object');
-  const { algorithm, key_version: keyVersion, timestamp } = att;
-  if (typeof keyVersion !== 'string' || keyVersion === '') return fail('format', 'attestation.key_version is missing');
-  if (typeof algorithm !== 'string') return fail('format', 'attestation.algorithm is missing');
-  const signedAt = parseRfc3339(timestamp);
-  if (signedAt === undefined) return fail('format', 'attestation.timestamp is not an RFC 3339 date-time');
-  const signature = signatureFromBase64(att.signature);
-  if (!signature) return fail('format', 'attestation.signature is not standard base64 of 64 bytes');
-  const verifyBlock = receipt.verify;
-  if (!isObject(verifyBlock)) return fail('format', 'the receipt has no verify block');
-  if (verifyBlock.key_version !== keyVersion) return fail('format', 'verify.key_version differs from attestation.key_version');
-
-  const context: AttestationContext = options.context ?? ('output_hash' in receipt ? 'verify' : 'score');
-  if (context === 'verify') {
-    if (receipt.verified_at !== timestamp) return fail('format', 'verified_at differs from attestation.timestamp');
-    for (const f of ['output_hash', 'schema_hash', 'rules_hash'] as const) {
-      if (typeof receipt[f] !== 'string') return fail('format', `a verification receipt needs ${f}`);
-    }
-  }
-
-  if (algorithm !== SIGNATURE_ALGORITHM) return fail('algorithm', `unsupported signature algorithm '${algorithm}'`);
-  const found = findKey(keys, keyVersion);
-  if (typeof found === 'string') return fail('key_not_found', found);
-  if (found.algorithm !== SIGNATURE_ALGORITHM) {
-    return fail('algorithm', `key '${keyVersion}' is listed for algorithm '${String(found.algorithm)}', not Ed25519`);
-  }
-  if (found.windowed) {
-    const notBefore = parseRfc3339(found.notBefore);
-    const notAfter = found.notAfter === null || found.notAfter === undefined ? null : parseRfc3339(found.notAfter);
-    if (notBefore === undefined || notAfter === undefined) {
-      return fail('key_validity', `key '${keyVersion}' has no readable validity window`);
-    }
-    if (signedAt < notBefore || (notAfter !== null && signedAt > notAfter)) {
-      return fail(
-        'key_validity',
-        `the receipt was signed at ${String(timestamp)}, outside the validity of key '${keyVersion}' (${String(found.notBefore)} .. ${found.notAfter ?? 'open'})`,
-      );
-    }
-  }
-
-  const unsigned: Obj = { ...receipt };
-  delete unsigned.attestation;
-  let input: string;
-  try {
-    input = signingInput(unsigned, context, keyVersion, timestamp as string);
-  } catch (e) {
-    if (e instanceof JcsError) return fail('format', `the receipt holds a value without a canonical JSON form (${e.message})`);
-    throw e;
-  }
-  if (!edVerify(null, Buffer.from(input, 'utf8'), found.key, signature)) {
-    return fail('signature', `the Ed25519 signature does not match the receipt (context ${context}, key '${keyVersion}')`);
-  }
-
-  if (options.request !== undefined) {
-    const parsed = parseRequest(options.request);
-    if (typeof parsed === 'string') return fail('request_invalid', parsed);
-    const hashes = computeHashes(parsed);
-    for (const f of HASH_FIELDS) {
-      // request_hash is only in full-form receipts; score receipts carry no hashes.
-      if (!(f in receipt)) continue;
-      if (receipt[f] !== hashes[f]) {
-        return fail(f, `${f} does not match the request: receipt has ${String(receipt[f])}, request gives ${hashes[f]}`);
-      }
-    }
-    if (context === 'verify' && !('request_hash' in receipt)) {
-      for (const f of COMPACT_REQUEST_FIELDS) {
-        if (receipt[f] !== parsed.request[f]) {
-          return fail(
-            'request_mismatch',
-            `${f} does not match the request: receipt has ${String(JSON.stringify(receipt[f]))}, request gives ${JSON.stringify(parsed.request[f])}`,
-          );
-        }
-      }
-    }
-  }
-  return { valid: true, keyVersion };
-}
+export const verifyReceipt: VerifyReceipt = createReceiptVerifier(nodeReceiptCrypto);
