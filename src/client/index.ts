@@ -1,0 +1,17 @@
+/**
+ * @module `agent-output-verifier/client`: the typed client for agents and
+ * browsers. Nothing server-side is reachable from here (no Fastify, no
+ * database, no Node API); src/client/bundle.test.ts holds that line.
+ */
+export {
+  createVerifierClient,
+  VerifierError,
+  type CheckReceiptOptions,
+  type Paid,
+  type Payer,
+  type ReceiptVerification,
+  type RetryOptions,
+  type VerifierClient,
+  type VerifierClientOptions,
+} from './verifier-client.js';
+export type * from './types.js';
