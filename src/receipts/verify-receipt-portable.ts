@@ -1,22 +1,25 @@
 /**
  * @module Pure-JS primitives for offline receipt verification (no Node API, no
- * WebCrypto): Ed25519 from @noble/curves, SHA-256 from @noble/hashes, both
+ * WebCrypto, which browsers offer only in secure contexts): Ed25519 from
+ * @noble/ed25519, SHA-256 and SHA-512 from @noble/hashes, all
  * synchronous, so the same verifier runs unchanged in browsers, Node and other
  * runtimes. Ed25519 is checked strictly (RFC 8032 / FIPS 186-5, not ZIP-215),
  * the same signatures Node's OpenSSL accepts.
  */
-import { ed25519 } from '@noble/curves/ed25519';
-import { sha256 } from '@noble/hashes/sha2';
-import { bytesToHex } from '@noble/hashes/utils';
+import * as ed from '@noble/ed25519';
+import { sha256, sha512 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
 import { createReceiptVerifier, type ReceiptCrypto, type VerifyReceipt } from './receipt-verifier.js';
 
+// Synchronous verification needs a synchronous SHA-512.
+ed.hashes.sha512 = sha512;
 const utf8 = new TextEncoder();
 
 export const portableReceiptCrypto: ReceiptCrypto<Uint8Array> = {
   sha256Hex: (text) => bytesToHex(sha256(utf8.encode(text))),
   importPublicKey(raw) {
     try {
-      ed25519.Point.fromBytes(raw, false);
+      ed.Point.fromBytes(raw, false);
       return raw;
     } catch {
       return undefined;
@@ -24,7 +27,7 @@ export const portableReceiptCrypto: ReceiptCrypto<Uint8Array> = {
   },
   verify(message, signature, key) {
     try {
-      return ed25519.verify(signature, utf8.encode(message), key, { zip215: false });
+      return ed.verify(signature, utf8.encode(message), key, { zip215: false });
     } catch {
       return false;
     }
