@@ -49,8 +49,18 @@ export const trustScoreSchema = {
   properties: {
     ...TRUST_SCORE_SCHEMA.properties,
     inputs: { type: 'object', additionalProperties: true },
+    log_checkpoint: { $ref: 'LogCheckpointRef#' },
     scored_at: { type: 'string', format: 'date-time' },
   },
+} as const;
+
+/** The transparency-log tree head that reputation and the trust score were computed at. */
+export const logCheckpointRefSchema = {
+  $id: 'LogCheckpointRef',
+  description: 'Transparency-log checkpoint (tree size and base64 root hash, as in GET /log/checkpoint) covering every receipt counted.',
+  type: 'object',
+  required: ['tree_size', 'root_hash'],
+  properties: { tree_size: { type: 'integer', minimum: 0 }, root_hash: { type: 'string' } },
 } as const;
 
 export const reputationSchema = {
@@ -78,6 +88,7 @@ export const reputationSchema = {
       },
     },
     next_cursor: { type: ['string', 'null'] },
+    log_checkpoint: { $ref: 'LogCheckpointRef#' },
   },
 } as const;
 

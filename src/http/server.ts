@@ -35,6 +35,7 @@ import {
   allowanceHeaders,
   errorResponses,
   errorSchema,
+  logCheckpointRefSchema,
   receiptSchema,
   reputationQuery,
   reputationSchema,
@@ -154,6 +155,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
   // Response schemas document the API; responses are serialized as plain JSON so
   // nothing is ever dropped or reordered by a schema-driven serializer.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.addSchema(logCheckpointRefSchema);
   app.addSchema(errorSchema);
   app.addSchema(verificationRequestSchema);
   app.addSchema(receiptSchema);
