@@ -60,6 +60,8 @@ describe('aov: version and misspellings', () => {
     expect(receipt.stderr).toContain('did you mean --agent-card?');
     const hash = await aov(['request-hash', 'R', '--canonicl']);
     expect(hash.stderr).toContain('did you mean --canonical?');
+    expect((await aov(['log', 'audti'])).stderr).toContain("did you mean 'audit'?");
+    expect((await aov(['log', 'verify', '--kye', 'x'])).stderr).toContain('did you mean --key?');
     // Nothing close: no guess.
     expect((await aov(['verify', '--zzzzzz'])).stderr).toMatch(/unknown option '--zzzzzz'\n/);
   });

@@ -6,8 +6,8 @@
  * Exit codes: 0 ok, 1 a check failed, 2 usage or a service/database that could not be read.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import type { CliIO } from './io.js';
+import { didYouMean, parseCommandArgs } from './args.js';
 
 const HELP = `usage: aov log <verify|monitor|audit> [options]
 
@@ -31,28 +31,29 @@ function fail(io: CliIO, message: string): number {
   return 2;
 }
 
+const LOG_OPTIONS = {
+  log: { type: 'string' },
+  key: { type: 'string' },
+  state: { type: 'string' },
+  json: { type: 'boolean' },
+  'data-dir': { type: 'string' },
+  'database-url': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 export async function run(argv: string[], io: CliIO): Promise<number> {
   const [sub, ...rest] = argv;
   if (!sub || sub === '-h' || sub === '--help') {
     io.stdout(HELP);
     return sub ? 0 : 2;
   }
+  if (!['verify', 'monitor', 'audit'].includes(sub)) {
+    const guess = didYouMean(sub, ['verify', 'monitor', 'audit']);
+    return fail(io, `unknown subcommand '${sub}'${guess ? ` — did you mean '${guess}'?` : ' (verify, monitor or audit)'}`);
+  }
   let parsed;
   try {
-    parsed = parseArgs({
-      args: rest,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        log: { type: 'string' },
-        key: { type: 'string' },
-        state: { type: 'string' },
-        json: { type: 'boolean' },
-        'data-dir': { type: 'string' },
-        'database-url': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
+    parsed = parseCommandArgs(rest, LOG_OPTIONS);
   } catch (e) {
     return fail(io, `${(e as Error).message} (see aov log --help)`);
   }
@@ -64,11 +65,10 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   try {
     if (sub === 'verify') return await verify(io, positionals, values);
     if (sub === 'monitor') return await monitor(io, positionals, values);
-    if (sub === 'audit') return await audit(io, positionals, values);
+    return await audit(io, positionals, values);
   } catch (e) {
     return fail(io, e instanceof Error ? e.message : String(e));
   }
-  return fail(io, `unknown subcommand '${sub}' (verify, monitor or audit)`);
 }
 
 type Values = { log?: string; key?: string; state?: string; json?: boolean; 'data-dir'?: string; 'database-url'?: string };
