@@ -50,6 +50,12 @@ export const ERROR_TABLE = {
     message: 'The request body must be JSON (Content-Type: application/json).',
     next_actions: [{ action: 'send_json' }],
   },
+  too_complex: {
+    status: 422,
+    retryable: false,
+    message: 'The request is over a work limit (schema size, pattern size or evaluation steps). See fields[] for the limit and what to change.',
+    next_actions: [{ action: 'simplify_schema', using: 'fields' }],
+  },
   free_allowance_exhausted: {
     status: 429,
     retryable: true,

@@ -42,6 +42,8 @@ export function schemaCompileProblem(e: SchemaCompileError): FieldProblem {
         problem: 'names a dialect that is not supported',
         fix: 'Use draft 2020-12 (the default when $schema is absent), 2019-09 or draft-07.',
       };
+    case 'too_complex':
+      return tooComplexProblem(p);
     case 'invalid_pattern':
       return {
         field: schemaPointerField(p.path),
@@ -55,4 +57,34 @@ export function schemaCompileProblem(e: SchemaCompileError): FieldProblem {
         fix: 'Correct the schema so it validates against its meta-schema.',
       };
   }
+}
+
+/** The limit's configuration name, for the operator reading the error alongside the docs. */
+const LIMIT_SETTINGS: Record<string, string> = {
+  maxExpandedSchemaSize: 'SCHEMA_MAX_EXPANDED_SIZE',
+  maxPatternSize: 'SCHEMA_MAX_PATTERN_SIZE',
+  maxCompiledSize: 'SCHEMA_MAX_COMPILED_SIZE',
+  maxEvaluationSteps: 'SCHEMA_MAX_EVALUATION_STEPS',
+};
+
+const LIMIT_FIXES: Record<string, string> = {
+  maxExpandedSchemaSize:
+    'Reference shared definitions fewer times: a definition that applies the next one twice (allOf/anyOf/oneOf of two $refs) doubles the work at every level. Flatten such chains into one schema.',
+  maxPatternSize:
+    'Use smaller repetition counts in the pattern ({0,1000} nested in {100} is compiled 100,000 times); check lengths with minLength/maxLength instead of counted repetition.',
+  maxCompiledSize: 'Send a smaller schema: fewer or shorter patterns and enum/const values, or split the check into several requests.',
+  maxEvaluationSteps:
+    'Make the check cheaper: avoid applying the same subschemas many times (allOf/anyOf/oneOf over $refs), use simpler patterns on long strings, or send a smaller output.',
+  backreferencePaths:
+    'Remove the backreference (e.g. list the alternatives explicitly, or compare the two fields with a rule), or bound the repetition it follows ({0,20} instead of + or *). Backreferences need a backtracking matcher, which is only used when it provably finishes quickly.',
+};
+
+function tooComplexProblem(p: Extract<SchemaCompileError['problem'], { kind: 'too_complex' }>): FieldProblem {
+  const setting = LIMIT_SETTINGS[p.limit];
+  const limit = setting === undefined ? `limit ${p.max}` : `limit ${setting} = ${p.max}`;
+  return {
+    field: schemaPointerField(p.path),
+    problem: `is too complex to check within the work limits: ${p.reason} (${limit})`,
+    fix: LIMIT_FIXES[p.limit] ?? 'Simplify the schema.',
+  };
 }

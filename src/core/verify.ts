@@ -4,9 +4,10 @@
  * counting, the built-in integrity checks, content checks, bounds and rules,
  * and hands everything to buildVerdict. Pure: no I/O, no clock.
  */
-import { invalidRequest } from '../errors.js';
+import { ApiError, invalidRequest } from '../errors.js';
 import type { Json, ParsedRequest, Verdict } from './types.js';
-import type { CompiledSchema, EvaluateOptions, SchemaEngine } from './schema/engine.js';
+import type { CompiledSchema, EvaluateOptions, SchemaEngine, SchemaEvaluation, SchemaWarning } from './schema/engine.js';
+import { warningText } from './schema/unknown.js';
 import { SchemaCompileError } from './schema/engine.js';
 import type { CheckOutcome } from './check-outcome.js';
 import { evaluateIntegrity } from './integrity.js';
@@ -14,7 +15,7 @@ import { evaluateContent } from './content.js';
 import { pushBoundOutcomes } from './bounds.js';
 import { RULE_EVALUATORS, ruleCheckId } from './rules/index.js';
 import { buildVerdict, DEFAULT_LIST_CAP } from './verdict.js';
-import { schemaCompileProblem } from './schema-problem.js';
+import { schemaCompileProblem, schemaPointerField } from './schema-problem.js';
 
 /** A compiled-schema cache keyed by the caller (the schema hash), e.g. createSchemaCache(). */
 export interface SchemaSource {
@@ -72,8 +73,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
       }
       return (engine as SchemaEngine).compile(schema);
     } catch (e) {
-      if (e instanceof SchemaCompileError) throw invalidRequest([schemaCompileProblem(e)]);
-      throw e;
+      throw asApiError(e);
     }
   };
 
@@ -84,7 +84,12 @@ export function createVerifier(options: VerifierOptions): Verifier {
       const compiled = compile(request.expected_schema, opts);
       const output = request.submitted_output;
       const strict = request.strict_content_check;
-      const schema = compiled.evaluate(output, strict ? COLLECT_UNDECLARED : undefined);
+      let schema: SchemaEvaluation;
+      try {
+        schema = compiled.evaluate(output, strict ? COLLECT_UNDECLARED : undefined);
+      } catch (e) {
+        throw asApiError(e);
+      }
 
       // Plain pushes and indexed loops: no spread or iterator objects per request.
       const outcomes: CheckOutcome[] = evaluateIntegrity(parsed.integrity);
@@ -105,7 +110,32 @@ export function createVerifier(options: VerifierOptions): Verifier {
           });
         }
       }
-      return buildVerdict({ request, schema, outcomes, listCap });
+      const verdict = buildVerdict({ request, schema, outcomes, listCap });
+      if (compiled.warnings.length > 0) addSchemaWarnings(verdict, compiled.warnings, listCap);
+      return verdict;
     },
   };
+}
+
+/** A schema problem as the coded error a client sees: too_complex for work limits, else invalid_request. */
+function asApiError(e: unknown): unknown {
+  if (!(e instanceof SchemaCompileError)) return e;
+  const field = schemaCompileProblem(e);
+  if (e.problem.kind === 'too_complex') return new ApiError('too_complex', { fields: [field] });
+  return invalidRequest([field]);
+}
+
+/**
+ * Schema typos (unknown keywords and formats) as warning flags at their schema
+ * location: never a check, never a change of result (the verdict is what JSON
+ * Schema says), but never silent either.
+ */
+function addSchemaWarnings(verdict: Verdict, warnings: readonly SchemaWarning[], listCap: number): void {
+  for (const w of warnings) {
+    if (verdict.flags.length < listCap) {
+      verdict.flags.push({ check: `schema:${w.kind}`, field: schemaPointerField(w.schemaPath), severity: 'warning', detail: warningText(w) });
+    }
+    verdict.flags_total++;
+  }
+  verdict.flags_omitted = verdict.flags_total - verdict.flags.length;
 }

@@ -11,10 +11,10 @@
 import type { Json, JsonObject } from '../types.js';
 import type { KeywordGroup } from './keyword.js';
 import { multipleOfTest } from './keywords/number.js';
-import { patternOf } from './keywords/string.js';
+import { formatSteps, patternOf } from './keywords/string.js';
 import { getFormat } from './formats/index.js';
 import type { Dialect } from './dialects.js';
-import { PROTO_KEYS, stringLength, type EvalContext, type Validate } from './runtime.js';
+import { countedLength, matchCounted, PROTO_KEYS, type EvalContext, type Validate } from './runtime.js';
 
 /** One compiled keyword of a schema object, as the compiler recorded it. */
 export interface CompiledKeyword {
@@ -31,6 +31,10 @@ export interface CodegenSource {
   /** The compiled validator of a subschema (object or boolean). */
   validatorOf(node: Json, parent: JsonObject, keyword: string, key?: string | number): Validate;
   dialectOf(node: JsonObject): Dialect;
+  /** Evaluation steps charged on entering the schema (see WorkLimits). */
+  weightOf(node: JsonObject): number;
+  /** Schema path of a compiled schema object. */
+  pathOf(node: JsonObject): string;
   assertFormats: boolean;
 }
 
@@ -89,11 +93,18 @@ class Generator {
     this.emit(`if (!r) { if (!s) return false; ok = false; }`);
   }
 
-  /** An inline check: counted locally when it passes, re-run through the closure (which reports) when it fails. */
-  private check(cond: string, fn: Validate, data: string, segs: string[]): void {
+  /**
+   * An inline check: counted locally when it passes, re-run through the closure
+   * (which reports) when it fails. The re-run replaces the inline test's step
+   * charge by the closure's own, so both paths charge exactly the same steps and
+   * a request is over or under the work limit whether or not its schema was
+   * already accelerated.
+   */
+  private check(cond: string, fn: Validate, data: string, segs: string[], marked = false): void {
     const f = this.v(fn);
+    if (!marked) this.emit(`S = ctx.steps;`);
     this.emit(`if (${cond}) P++; else {`);
-    this.emit(`  if (!s) return false; ok = false;`);
+    this.emit(`  if (!s) return false; ok = false; ctx.steps = S;`);
     if (segs.length > 0) this.emit(`  ctx.path.push(${segs.join(', ')}); ${f}(${data}, ctx, null); ${pops(segs.length)}`);
     else this.emit(`  ${f}(${data}, ctx, null);`);
     this.emit(`}`);
@@ -119,7 +130,7 @@ class Generator {
   }
 
   /** The inline condition of an assertion, or null when it must be delegated. */
-  private cond(kw: string, value: Json, d: string, dialect: Dialect): string | null {
+  private cond(kw: string, value: Json, d: string, dialect: Dialect, at: string): string | null {
     switch (kw) {
       case 'type': {
         const list = Array.isArray(value) ? value : [value];
@@ -145,14 +156,16 @@ class Generator {
       case 'multipleOf':
         return `${this.v(multipleOfTest(value as number))}(${d})`;
       case 'minLength':
-        return `(${d}.length >= ${value} && (${d}.length >= ${2 * (value as number)} || ${this.v(stringLength)}(${d}) >= ${value}))`;
+        return `(${d}.length >= ${value} && (${d}.length >= ${2 * (value as number)} || ${this.v(countedLength)}(${d}, ctx) >= ${value}))`;
       case 'maxLength':
-        return `(${d}.length <= ${value} || ${this.v(stringLength)}(${d}) <= ${value})`;
-      case 'pattern':
-        return `${this.v(patternOf(value as string, ''))}.test(${d})`;
+        return `(${d}.length <= ${value} || ${this.v(countedLength)}(${d}, ctx) <= ${value})`;
+      case 'pattern': {
+        const path = `${at}/pattern`;
+        return `${this.v(matchCounted)}(${this.v(patternOf(value as string, path))}, ${d}, ctx, ${JSON.stringify(path)})`;
+      }
       case 'format': {
         const f = getFormat(value as string, dialect.standard);
-        return f === undefined ? null : `${this.v(f)}(${d})`;
+        return f === undefined ? null : `((ctx.steps += ${this.v(formatSteps)}(${d})), ${this.v(f)}(${d}))`;
       }
       case 'minItems':
         return `${d}.length >= ${value}`;
@@ -183,9 +196,12 @@ class Generator {
     this.stack.push(schema);
     const kws = this.src.keywordsOf(schema)!;
     const dialect = this.src.dialectOf(schema);
+    const at = this.src.pathOf(schema);
+    // the same step charge as the closure of this schema (see buildNode in compiler.ts)
+    this.emit(`if ((ctx.steps += ${this.src.weightOf(schema)}) > ctx.maxSteps) ctx.enter(0, ${JSON.stringify(at)});`);
     const byGroup: Record<'number' | 'string' | 'array' | 'object', CompiledKeyword[]> = { number: [], string: [], array: [], object: [] };
     for (const k of kws) {
-      if (k.group === 'any') this.keyword(schema, k, d, segs, depth, dialect);
+      if (k.group === 'any') this.keyword(schema, k, d, segs, depth, dialect, at);
       else if (k.group !== 'last') byGroup[k.group].push(k);
     }
     const branches: Array<[string, CompiledKeyword[]]> = [
@@ -198,14 +214,14 @@ class Generator {
     for (const [test, list] of branches) {
       if (list.length === 0) continue;
       this.emit(`${first ? '' : 'else '}if (${test}) {`);
-      for (const k of list) this.keyword(schema, k, d, segs, depth, dialect);
+      for (const k of list) this.keyword(schema, k, d, segs, depth, dialect, at);
       this.emit('}');
       first = false;
     }
     this.stack.pop();
   }
 
-  private keyword(schema: JsonObject, k: CompiledKeyword, d: string, segs: string[], depth: number, dialect: Dialect): void {
+  private keyword(schema: JsonObject, k: CompiledKeyword, d: string, segs: string[], depth: number, dialect: Dialect, at: string): void {
     const value = schema[k.keyword];
     if (k.keyword === 'properties') {
       const props = value as JsonObject;
@@ -251,12 +267,13 @@ class Generator {
       const extra = this.id('x');
       const test =
         declared.length === 0 ? 'true' : declared.length <= 8 ? declared.map((p) => `${key} !== ${JSON.stringify(p)}`).join(' && ') : `!${this.v(new Set(declared))}.has(${key})`;
-      this.emit(`let ${extra} = false;`);
-      this.emit(`for (const ${key} in ${d}) { if (${test} && H.call(${d}, ${key})) { ${extra} = true; break; } }`);
-      this.check(`!${extra}`, k.fn, d, segs);
+      this.emit(`let ${extra} = false; S = ctx.steps;`);
+      // one step per own key examined, as the closure's key scan charges
+      this.emit(`for (const ${key} in ${d}) { if (H.call(${d}, ${key})) { ctx.steps++; if (${test}) { ${extra} = true; break; } } }`);
+      this.check(`!${extra}`, k.fn, d, segs, true);
       return;
     }
-    const c = this.cond(k.keyword, value, d, dialect);
+    const c = this.cond(k.keyword, value, d, dialect, at);
     if (c === null) this.callAt(k.fn, d, segs);
     else this.check(c, k.fn, d, segs);
   }
@@ -275,7 +292,7 @@ class Generator {
     const body = [
       'const s = ctx.silent === 0;',
       'const D = ctx.declared !== null;',
-      'let ok = true; let P = 0; let r = true;',
+      'let ok = true; let P = 0; let r = true; let S = 0;',
       ...this.lines,
       'if (s) { ctx.passed += P; ctx.total += P; }',
       'return ok;',

@@ -6,7 +6,9 @@
  * instance type.
  */
 import type { Json, JsonObject } from '../types.js';
-import { SchemaCompileError } from './engine.js';
+import { SchemaCompileError, type SchemaWarning, type WorkLimits } from './engine.js';
+import { compiledSizeExceeded } from './keywords/string.js';
+import { unknownKeywordWarning } from './unknown.js';
 import {
   ARRAY_KEYWORDS, DIALECT_2020, MAP_KEYWORDS, SCHEMA_KEYWORDS, standardDialect, vocabularyDialect,
   type Dialect,
@@ -58,6 +60,7 @@ export interface CompilerOptions {
   defaultDialect: Dialect;
   /** Put generated code in front of the closures (see codegen.ts). */
   generatedCode: boolean;
+  limits: WorkLimits;
 }
 
 export interface CompiledRoot {
@@ -80,14 +83,14 @@ export class Compiler {
   private readonly resources = new Map<string, ResourceEntry>();
   private readonly infos = new Map<object, NodeInfo>();
   private readonly memo = new Map<object, Holder>();
-  private readonly compiled = new Map<object, { keywords: CompiledKeyword[]; info: NodeInfo }>();
+  private readonly compiled = new Map<object, { keywords: CompiledKeyword[]; info: NodeInfo; weight: number }>();
   private readonly refTargets: Array<{ node: Json; holder: Holder }> = [];
   private readonly extra = new Map<string, Json>();
   private readonly pendingDynamic: ResourceEntry[] = [];
   readonly state: CompileState;
 
   constructor(private readonly options: CompilerOptions) {
-    this.state = { dynamic: false, assertFormats: options.assertFormats };
+    this.state = { dynamic: false, assertFormats: options.assertFormats, limits: options.limits, compiledSize: 0, warnings: [] as SchemaWarning[] };
     if (options.resources) for (const [k, v] of options.resources) this.extra.set(normalizeUri(k), v);
   }
 
@@ -95,7 +98,9 @@ export class Compiler {
     const dialect = this.rootDialect(schema, this.options.defaultDialect);
     this.options.checkMeta?.(schema, dialect.standard);
     const entry = this.scanDocument(schema, DEFAULT_BASE, dialect, '#');
-    const holder = this.compileAt(schema, entry.info ?? this.infoFor(schema, entry));
+    const rootInfo = entry.info ?? this.infoFor(schema, entry);
+    this.checkExpandedSize(schema, rootInfo);
+    const holder = this.compileAt(schema, rootInfo);
     this.finishDynamic();
     const root = holder;
     const accelerate = (): Validate | null => {
@@ -113,6 +118,8 @@ export class Compiler {
     const src: CodegenSource = {
       assertFormats: this.state.assertFormats,
       keywordsOf: (n) => this.compiled.get(n)?.keywords,
+      weightOf: (n) => this.compiled.get(n)!.weight,
+      pathOf: (n) => this.compiled.get(n)!.info.path,
       dialectOf: (n) => this.compiled.get(n)!.info.dialect,
       validatorOf: (sub, parent, keyword, key) => {
         const pinfo = this.compiled.get(parent)!.info;
@@ -308,10 +315,15 @@ export class Compiler {
     const isResourceRoot = info.resource.root === schema;
     const refOnly = d.version === 7 && schema.$ref !== undefined;
     const recorded: CompiledKeyword[] = [];
-    this.compiled.set(schema, { keywords: recorded, info });
+    const entry = { keywords: recorded, info, weight: NODE_STEPS };
+    this.compiled.set(schema, entry);
+    let size = 1;
     for (const keyword of Object.keys(schema)) {
       if (refOnly && keyword !== '$ref') continue;
       const value = schema[keyword];
+      const w = keywordSteps(keyword, value);
+      entry.weight += w;
+      size += 1 + ((w - KEYWORD_STEPS) >> 2);
       const ctx = this.keywordContext(schema, keyword, value, info);
       if (keyword === '$ref' || keyword === '$dynamicRef' || keyword === '$recursiveRef') {
         if (keyword === '$dynamicRef' && d.version !== 2020) continue;
@@ -321,7 +333,11 @@ export class Compiler {
         recorded.push({ keyword, group: 'any', fn, target: keyword === '$ref' ? this.resolveRef(value as string, info).node : undefined });
         continue;
       }
-      if (!d.keywords.has(keyword)) continue;
+      if (!d.keywords.has(keyword)) {
+        const warning = unknownKeywordWarning(keyword, d, `${info.path}/${escapePointerSegment(keyword)}`);
+        if (warning !== null) this.state.warnings.push(warning);
+        continue;
+      }
       const def: KeywordDefinition | undefined = KEYWORDS.get(keyword);
       if (def === undefined) continue;
       const fn = def.compile(ctx);
@@ -330,11 +346,70 @@ export class Compiler {
         recorded.push({ keyword, group: def.group, fn });
       }
     }
+    this.state.compiledSize += size;
+    if (this.state.compiledSize > this.state.limits.maxCompiledSize) compiledSizeExceeded(this.state, info.path);
     const resource = isResourceRoot ? info.resource.record : null;
     if (isResourceRoot) {
       this.pendingDynamic.push(info.resource);
     }
-    return buildNode(groups, resource, this.state);
+    return buildNode(groups, resource, this.state, entry.weight, info.path);
+  }
+
+  /**
+   * Refuses a schema whose subschemas, with every reference expanded in place,
+   * outnumber WorkLimits.maxExpandedSchemaSize (a recursive reference counts
+   * once: its depth is bounded by the instance). Memoized, so linear in the
+   * schema even when the expansion is exponential (`allOf` of two `$ref`s to
+   * the next level, 32 levels deep); names the first location that is too large.
+   */
+  private checkExpandedSize(root: Json, rootInfo: NodeInfo): void {
+    const max = this.state.limits.maxExpandedSchemaSize;
+    const memo = new Map<object, number>();
+    const visiting = new Set<object>();
+    const size = (node: Json, info: NodeInfo): number => {
+      if (!isObject(node)) return 1;
+      const known = memo.get(node);
+      if (known !== undefined) return known;
+      if (visiting.has(node)) return 1;
+      visiting.add(node);
+      const ni = this.infos.get(node) ?? info;
+      let total = 1;
+      const child = (v: Json, at: string): void => {
+        total += size(v, this.infos.get(v as object) ?? { ...ni, path: at });
+      };
+      for (const k of Object.keys(node)) {
+        const v = node[k];
+        if (k === '$ref' || k === '$dynamicRef' || k === '$recursiveRef') {
+          if (typeof v !== 'string') continue;
+          let t: { node: Json; info: NodeInfo } | undefined;
+          try {
+            t = this.resolveRef(v, ni);
+          } catch {
+            continue; // reported when compiled
+          }
+          total += size(t.node, t.info);
+        } else if (typeof v !== 'object' || v === null) {
+          continue;
+        } else if (Array.isArray(v)) {
+          if (ARRAY_KEYWORDS.has(k)) for (let i = 0; i < v.length; i++) child(v[i], `${ni.path}/${k}/${i}`);
+        } else if (SCHEMA_KEYWORDS.has(k)) {
+          child(v, `${ni.path}/${escapePointerSegment(k)}`);
+        } else if (MAP_KEYWORDS.has(k) && k !== '$defs' && k !== 'definitions') {
+          for (const name of Object.keys(v)) child(v[name], `${ni.path}/${k}/${escapePointerSegment(name)}`);
+        }
+        if (total > max) {
+          const reason = `expands to more than ${max} subschemas once its references are followed`;
+          throw new SchemaCompileError(
+            { kind: 'too_complex', path: ni.path, limit: 'maxExpandedSchemaSize', max, reason },
+            `schema at ${ni.path} is too complex: ${reason}`,
+          );
+        }
+      }
+      visiting.delete(node);
+      memo.set(node, total);
+      return total;
+    };
+    size(root, rootInfo);
   }
 
   private keywordContext(schema: JsonObject, keyword: string, value: Json, info: NodeInfo): KeywordContext {
@@ -391,6 +466,28 @@ export class Compiler {
   }
 }
 
+/** Steps charged for entering a subschema, and per keyword it holds (see WorkLimits). */
+const NODE_STEPS = 4;
+const KEYWORD_STEPS = 4;
+
+/** Evaluation steps of one keyword: more for those whose work grows with their value. */
+function keywordSteps(keyword: string, value: Json): number {
+  switch (keyword) {
+    case 'enum':
+    case 'const':
+      return typeof value === 'object' && value !== null ? KEYWORD_STEPS + (JSON.stringify(value).length >> 3) : KEYWORD_STEPS;
+    case 'required':
+      return KEYWORD_STEPS + (Array.isArray(value) ? value.length : 0);
+    case 'properties':
+    case 'dependentRequired':
+    case 'dependentSchemas':
+    case 'dependencies':
+      return KEYWORD_STEPS + (isObject(value) ? Object.keys(value).length : 0);
+    default:
+      return KEYWORD_STEPS;
+  }
+}
+
 /** `false` as a subschema: one failed check at the location it is applied to. */
 function falseSchema(schemaPath: string): Validate {
   return (data, ctx) => {
@@ -411,10 +508,17 @@ function runAll(list: Validate[], data: Json, ctx: EvalContext, ev: Annotations 
 }
 
 /** One closure per subschema: type-independent keywords, then those for the instance's type, then unevaluated*. */
-function buildNode(g: Record<KeywordGroup, Validate[]>, resource: ResourceRecord | null, state: CompileState): Validate {
+function buildNode(
+  g: Record<KeywordGroup, Validate[]>,
+  resource: ResourceRecord | null,
+  state: CompileState,
+  weight: number,
+  path: string,
+): Validate {
   const { any, number, string, array, object, last } = g;
   const typed = number.length + string.length + array.length + object.length > 0;
   const inner: Validate = (data, ctx, ev) => {
+    if ((ctx.steps += weight) > ctx.maxSteps) ctx.enter(0, path);
     let ok = any.length === 0 ? true : runAll(any, data, ctx, ev);
     if (!ok && ctx.silent !== 0) return false;
     if (typed) {
@@ -441,7 +545,7 @@ function buildNode(g: Record<KeywordGroup, Validate[]>, resource: ResourceRecord
       let ok = inner(data, ctx, local);
       if (!ok && ctx.silent !== 0) return false;
       if (!runAll(last, data, ctx, local)) ok = false;
-      if (ev !== null) ev.merge(local);
+      if (ev !== null) ctx.steps += ev.merge(local);
       return ok;
     };
   }

@@ -27,6 +27,8 @@ export interface SchemaEvaluation {
   passed: number;
   total: number;
   failures: SchemaFailure[];
+  /** Work done, in evaluation steps (WorkLimits.maxEvaluationSteps bounds it). */
+  steps: number;
   /**
    * Only when requested (strict content check): concrete paths of object
    * properties not declared by any schema applying at that location
@@ -37,12 +39,33 @@ export interface SchemaEvaluation {
 
 export interface EvaluateOptions {
   collectUndeclared?: boolean;
+  /** A step budget for this evaluation only, in place of the engine's WorkLimits.maxEvaluationSteps. */
+  maxSteps?: number;
 }
 
 export interface CompiledSchema {
   /** Dialect actually used, e.g. `https://json-schema.org/draft/2020-12/schema`. */
   readonly dialect: string;
+  /**
+   * Size of the compiled artefacts in the units of WorkLimits.maxCompiledSize
+   * (what a cache weighs it by).
+   */
+  readonly compiledSize: number;
+  /** Problems that do not change any verdict: unknown keywords and formats (typos). */
+  readonly warnings: readonly SchemaWarning[];
   evaluate(instance: Json, options?: EvaluateOptions): SchemaEvaluation;
+}
+
+/** A schema typo that JSON Schema ignores by design, reported so it cannot pass silently. */
+export interface SchemaWarning {
+  /** `unknown_keyword` or `unknown_format`. */
+  kind: 'unknown_keyword' | 'unknown_format';
+  /** JSON Pointer of the keyword, e.g. `#/properties/total/minimun`. */
+  schemaPath: string;
+  /** The unknown name. */
+  name: string;
+  /** The closest known name, when one is close. */
+  suggestion: string | null;
 }
 
 /** Why a schema could not be compiled. The service turns these into a 422 naming the problem. */
@@ -50,7 +73,36 @@ export type SchemaCompileProblem =
   | { kind: 'unresolved_ref'; ref: string }
   | { kind: 'unsupported_dialect'; dialect: string }
   | { kind: 'invalid_schema'; path: string; reason: string }
-  | { kind: 'invalid_pattern'; path: string; reason: string };
+  | { kind: 'invalid_pattern'; path: string; reason: string }
+  /**
+   * Over a work limit (at compile time or while evaluating): `path` is the schema
+   * location (a pattern's keyword for pattern limits), `limit` the setting's name
+   * in WorkLimits, `max` its value.
+   */
+  | { kind: 'too_complex'; path: string; limit: keyof WorkLimits | 'backreferencePaths'; max: number; reason: string };
+
+/**
+ * Deterministic work limits, counted in steps and sizes (never time), so a
+ * request gets the same answer on every machine. A step is roughly 10 ns of
+ * the slowest work it stands for on a small server; see docs/security.md.
+ */
+export interface WorkLimits {
+  /** Subschemas after `$ref` expansion (a recursive reference counted once). */
+  maxExpandedSchemaSize: number;
+  /** Size of one compiled pattern, counted repetition expanded. */
+  maxPatternSize: number;
+  /** Compiled artefacts of one schema: subschemas, keywords, pattern sizes, enum/const sizes. */
+  maxCompiledSize: number;
+  /** Steps of one evaluation: keyword evaluations plus pattern-matching work over the input. */
+  maxEvaluationSteps: number;
+}
+
+export const DEFAULT_WORK_LIMITS: Readonly<WorkLimits> = Object.freeze({
+  maxExpandedSchemaSize: 100_000,
+  maxPatternSize: 5_000,
+  maxCompiledSize: 200_000,
+  maxEvaluationSteps: 20_000_000,
+});
 
 export class SchemaCompileError extends Error {
   readonly problem: SchemaCompileProblem;

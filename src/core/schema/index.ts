@@ -25,7 +25,9 @@
  */
 import type { Json, JsonObject } from '../types.js';
 import {
+  DEFAULT_WORK_LIMITS,
   SchemaCompileError,
+  type WorkLimits,
   type CompileOptions,
   type CompiledSchema,
   type EvaluateOptions,
@@ -34,13 +36,15 @@ import {
 } from './engine.js';
 import { Compiler } from './compiler.js';
 import { DIALECT_2020, standardDialect } from './dialects.js';
-import { EvalContext, NO_FAILURES, formatPath, type Declaration } from './runtime.js';
+import { EvalContext, NO_FAILURES, StepLimitError, formatPath, type Declaration } from './runtime.js';
 import { escapePointerSegment } from './uri.js';
 
-export { SchemaCompileError } from './engine.js';
+export { DEFAULT_WORK_LIMITS, SchemaCompileError } from './engine.js';
 export type {
   CompileOptions, CompiledSchema, EvaluateOptions, SchemaCompileProblem, SchemaEngine, SchemaEvaluation, SchemaFailure,
+  SchemaWarning, WorkLimits,
 } from './engine.js';
+export { warningText } from './unknown.js';
 
 export interface SchemaEngineOptions {
   /** Default for CompileOptions.assertFormats (true). */
@@ -55,6 +59,8 @@ export interface SchemaEngineOptions {
    * true). Off only for compiling the built-in meta-schemas themselves.
    */
   metaSchemaCheck?: boolean;
+  /** Work limits (defaults: DEFAULT_WORK_LIMITS); over one, compile or evaluate throws too_complex. */
+  limits?: Partial<WorkLimits>;
 }
 
 /** The standard meta-schemas compiled once per process (they are trusted and never change). */
@@ -64,7 +70,8 @@ let metaEngine: SchemaEngine | undefined;
 function metaSchemaFor(standard: string): CompiledSchema {
   let c = metaCompiled.get(standard);
   if (c === undefined) {
-    metaEngine ??= createSchemaEngine({ metaSchemaCheck: false, assertFormats: false });
+    // the limit that matters is the caller's (checkAgainstMeta): these are trusted and small
+    metaEngine ??= createSchemaEngine({ metaSchemaCheck: false, assertFormats: false, limits: { maxEvaluationSteps: Number.MAX_SAFE_INTEGER } });
     // `{"$ref": <meta URI>}` resolves to the built-in document (never the network)
     c = metaEngine.compile({ $ref: standard }, { defaultDialect: standard });
     metaCompiled.set(standard, c);
@@ -102,9 +109,9 @@ export function instancePathToPointer(path: string): string {
 }
 
 /** Throws invalid_schema naming the first location where `schema` breaks its meta-schema. */
-function checkAgainstMeta(schema: Json, standard: string): void {
+function checkAgainstMeta(schema: Json, standard: string, limits: WorkLimits): void {
   if (typeof schema === 'boolean') return;
-  const r = metaSchemaFor(standard).evaluate(schema);
+  const r = metaSchemaFor(standard).evaluate(schema, { maxSteps: limits.maxEvaluationSteps });
   if (r.valid) return;
   const f = r.failures[0];
   const path = f === undefined ? '#' : instancePathToPointer(f.instancePath);
@@ -113,6 +120,8 @@ function checkAgainstMeta(schema: Json, standard: string): void {
 }
 
 export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): SchemaEngine {
+  const limits: WorkLimits = { ...DEFAULT_WORK_LIMITS, ...engineOptions.limits };
+  const checkMeta = engineOptions.metaSchemaCheck === false ? undefined : (schema: Json, standard: string) => checkAgainstMeta(schema, standard, limits);
   return {
     compile(schema: Json, options: CompileOptions = {}): CompiledSchema {
       const fallback = options.defaultDialect === undefined ? DIALECT_2020 : standardDialect(options.defaultDialect);
@@ -126,7 +135,8 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
         throw new SchemaCompileError({ kind: 'invalid_schema', path: '#', reason: 'a schema must be an object or a boolean' }, 'invalid schema: a schema must be an object or a boolean');
       }
       const compiler = new Compiler({
-        checkMeta: engineOptions.metaSchemaCheck === false ? undefined : checkAgainstMeta,
+        checkMeta,
+        limits,
         resources: options.resources,
         assertFormats: options.assertFormats ?? engineOptions.assertFormats ?? true,
         defaultDialect: fallback,
@@ -137,14 +147,19 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
         root = compiler.compileRoot(schema);
       } catch (e) {
         if (!(e instanceof RangeError)) throw e;
+        // V8's stack: deeper than any limit a schema can legitimately need
         throw new SchemaCompileError({ kind: 'invalid_schema', path: '#', reason: 'schema nested too deeply' }, 'invalid schema: nested too deeply');
       }
       let validate = root.validate;
+      const warnings = compiler.state.warnings;
+      const compiledSize = compiler.state.compiledSize;
       // generated code costs more than one closure evaluation: only for schemas used again
       let evaluations = 0;
       let spare: EvalContext | null = new EvalContext();
       return {
         dialect: root.dialect.id,
+        compiledSize,
+        warnings,
         evaluate(instance: Json, evalOptions?: EvaluateOptions): SchemaEvaluation {
           if (++evaluations === 2) validate = root.accelerate() ?? validate;
           // one context per compiled schema, reset per call (a fresh one if re-entered)
@@ -152,13 +167,21 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
           if (ctx === null) ctx = new EvalContext();
           else spare = null;
           ctx.reset();
+          const maxSteps = evalOptions?.maxSteps ?? limits.maxEvaluationSteps;
+          ctx.maxSteps = maxSteps;
           const collect = evalOptions?.collectUndeclared === true;
           if (collect) ctx.declared = [];
           let valid: boolean;
           try {
             valid = validate(instance, ctx, null);
           } catch (e) {
+            if (e instanceof StepLimitError) {
+              ctx.reset();
+              spare = ctx;
+              throw evaluationTooComplex(e.schemaPath, maxSteps);
+            }
             if (!(e instanceof RangeError)) {
+              ctx.reset();
               spare = ctx;
               throw e;
             }
@@ -175,11 +198,18 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
             });
             valid = false;
           }
+          // charges made after the last check point count too: over means over, on every path
+          if (ctx.steps > ctx.maxSteps) {
+            ctx.reset();
+            spare = ctx;
+            throw evaluationTooComplex('#', maxSteps);
+          }
           const result: SchemaEvaluation = {
             valid,
             passed: ctx.passed,
             total: ctx.total,
             failures: ctx.failures === NO_FAILURES ? [] : ctx.failures,
+            steps: ctx.steps,
           };
           if (collect) result.undeclared = findUndeclared(instance, ctx.declared!);
           ctx.declared = null;
@@ -190,6 +220,11 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
       };
     },
   };
+}
+
+function evaluationTooComplex(path: string, max: number): SchemaCompileError {
+  const reason = `checking the output against the schema takes more than ${max} steps (keyword evaluations and pattern matching over the output)`;
+  return new SchemaCompileError({ kind: 'too_complex', path, limit: 'maxEvaluationSteps', max, reason }, `schema at ${path} is too complex: ${reason}`);
 }
 
 type Declared = string | readonly string[] | true;
@@ -251,21 +286,42 @@ function findUndeclared(instance: Json, list: Declaration[]): string[] {
 
 export interface SchemaCacheOptions {
   engine: SchemaEngine;
-  /** Most compiled schemas kept (least recently used dropped first). */
-  max: number;
+  /** Most compiled schemas kept (least recently used dropped first); default unbounded (bytes bound it). */
+  max?: number;
+  /**
+   * Most bytes kept, as estimated by estimateCompiledBytes() from what each entry
+   * holds (default 64 MiB). An entry larger than this is returned but not kept.
+   */
+  maxBytes?: number;
 }
 
 export interface SchemaCache {
   /** The compiled schema for `key`, compiling `schema` on a miss. Throws SchemaCompileError like compile(). */
   get(key: string, schema: Json, options?: CompileOptions): CompiledSchema;
   readonly size: number;
+  /** Estimated bytes held (see estimateCompiledBytes). */
+  readonly bytes: number;
   clear(): void;
 }
 
+/** Bytes per unit of compiled size: closures, keyword records and pattern programs (measured, rounded up). */
+export const BYTES_PER_COMPILED_UNIT = 400;
+/** Fixed part of every entry: the compiled schema object, its contexts, the key. */
+const ENTRY_BYTES = 4096;
+
+/** Estimated heap held by a compiled schema, from its compiled size (including generated code). */
+export function estimateCompiledBytes(c: CompiledSchema, key: string): number {
+  return ENTRY_BYTES + 2 * key.length + c.compiledSize * BYTES_PER_COMPILED_UNIT;
+}
+
+export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
+
 export function createSchemaCache(options: SchemaCacheOptions): SchemaCache {
   const { engine } = options;
-  const max = Math.max(1, Math.floor(options.max));
-  const map = new Map<string, CompiledSchema>();
+  const max = options.max === undefined ? Infinity : Math.max(1, Math.floor(options.max));
+  const maxBytes = options.maxBytes ?? DEFAULT_CACHE_BYTES;
+  const map = new Map<string, { compiled: CompiledSchema; bytes: number }>();
+  let bytes = 0;
   // The most recently used key: a hit on it needs no re-insertion, and a run of
   // requests with the same schema is the common case (delete + set costs 100–300 ns).
   let newest: string | undefined;
@@ -279,19 +335,30 @@ export function createSchemaCache(options: SchemaCacheOptions): SchemaCache {
           map.set(key, hit);
           newest = key;
         }
-        return hit;
+        return hit.compiled;
       }
       const compiled = engine.compile(schema, compileOptions);
-      map.set(key, compiled);
+      const size = estimateCompiledBytes(compiled, key);
+      if (size > maxBytes) return compiled;
+      map.set(key, { compiled, bytes: size });
+      bytes += size;
       newest = key;
-      if (map.size > max) map.delete(map.keys().next().value as string);
+      while (map.size > max || bytes > maxBytes) {
+        const oldest = map.keys().next().value as string;
+        bytes -= map.get(oldest)!.bytes;
+        map.delete(oldest);
+      }
       return compiled;
     },
     get size() {
       return map.size;
     },
+    get bytes() {
+      return bytes;
+    },
     clear() {
       map.clear();
+      bytes = 0;
       newest = undefined;
     },
   };

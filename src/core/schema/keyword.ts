@@ -5,6 +5,7 @@
  */
 import type { Json, JsonObject } from '../types.js';
 import type { Dialect } from './dialects.js';
+import type { SchemaWarning, WorkLimits } from './engine.js';
 import type { Holder, ResourceRecord, Validate } from './runtime.js';
 
 /** Which instances a keyword applies to; `last` runs after every other keyword (unevaluated*). */
@@ -14,6 +15,11 @@ export interface CompileState {
   /** Some `$dynamicRef`/`$recursiveRef` was compiled: keep the dynamic scope at run time. */
   dynamic: boolean;
   assertFormats: boolean;
+  limits: WorkLimits;
+  /** Compiled artefacts so far, in WorkLimits.maxCompiledSize units (see charge()). */
+  compiledSize: number;
+  /** Unknown keywords and formats found while compiling. */
+  warnings: SchemaWarning[];
 }
 
 export interface RefTarget {

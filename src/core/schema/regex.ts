@@ -29,8 +29,11 @@
  *     engine only when the pattern has no unbounded repetition and at most 10 000 ways to
  *     match from one start position (alternatives × repetition splits, computed statically),
  *     which bounds the backtracking work to input length × 10 000 × pattern size.
- *     Otherwise compilation fails ("cannot be run in linear time"), which the schema engine
- *     reports as an invalid pattern (a 422 naming it) instead of risking a hang.
+ *     Otherwise compilation fails with a PatternLimitError, which the schema engine reports
+ *     as `too_complex` (a 422 naming the pattern and what to do) instead of risking a hang.
+ *  6. Every pattern has a size (counted repetition expanded; refused above a limit before
+ *     anything is built) and a weight: its worst-case steps per input character on the
+ *     matcher chosen, which the evaluation charges before each test (work limits).
  *
  * We do not use V8's experimental linear engine (`--enable-experimental-regexp-engine`,
  * flag `l`): it cannot be combined with `u`, caps counted repetition at 16, rejects
@@ -52,7 +55,34 @@ export type PatternEngine = 're2' | 'automaton' | 'backtracking';
 export interface CompiledPatternInfo extends CompiledPattern {
   readonly source: string;
   readonly engine: PatternEngine;
+  /** Size with counted repetition expanded (what WorkLimits.maxPatternSize bounds). */
+  readonly size: number;
+  /**
+   * Worst-case cost of a test per input character, in evaluation steps (about
+   * 10 ns each): the matcher's work per character grows with the program it runs.
+   */
+  readonly weight: number;
 }
+
+export interface CompilePatternOptions {
+  /** Largest accepted size (counted repetition expanded); default 5 000. */
+  maxSize?: number;
+}
+
+/** A valid pattern refused because it cannot be matched within the work limits. */
+export class PatternLimitError extends Error {
+  constructor(
+    message: string,
+    readonly limit: 'maxPatternSize' | 'backreferencePaths',
+    readonly max: number,
+  ) {
+    super(message);
+    this.name = 'PatternLimitError';
+  }
+}
+
+/** Most ways a backreference pattern may match from one start position. */
+export const MAX_BACKREF_PATHS = 10_000;
 
 /**
  * Whether `source` is a valid ECMA-262 pattern under the `u` flag (the `regex` format).
@@ -67,8 +97,12 @@ export function isValidPattern(source: string): boolean {
   }
 }
 
-/** Compile an ECMA-262 pattern. Throws an Error with a short reason when it is invalid or unsafe. */
-export function compilePattern(source: string): CompiledPatternInfo {
+/**
+ * Compile an ECMA-262 pattern. Throws an Error with a short reason when it is
+ * invalid, a PatternLimitError when it is valid but over a work limit.
+ */
+export function compilePattern(source: string, options: CompilePatternOptions = {}): CompiledPatternInfo {
+  const maxSize = options.maxSize ?? 5_000;
   let native: RegExp;
   try {
     native = new RegExp(source, 'u');
@@ -76,28 +110,68 @@ export function compilePattern(source: string): CompiledPatternInfo {
     throw new Error(shortReason(e, source));
   }
   const ast = new Parser(source).parse();
+  const size = sizeOf(ast, maxSize + 1);
+  if (size > maxSize) {
+    throw new PatternLimitError(`pattern is larger than ${maxSize} units once its counted repetition is expanded`, 'maxPatternSize', maxSize);
+  }
   const analysis = analyse(ast);
   if (analysis.hasBackref) {
     // Backtracking cost is then bounded by input length × paths × pattern size.
     if (analysis.unbounded || analysis.paths > MAX_BACKREF_PATHS) {
-      throw new Error('pattern combines a backreference with unbounded or large repetition and cannot be run in linear time');
+      throw new PatternLimitError(
+        `pattern combines a backreference with ${analysis.unbounded ? 'unbounded' : 'large'} repetition, which only a backtracking matcher can run, in time that can grow exponentially`,
+        'backreferencePaths',
+        MAX_BACKREF_PATHS,
+      );
     }
-    return { source, engine: 'backtracking', test: (s) => native.test(s) };
+    return { source, engine: 'backtracking', size, weight: Math.max(1, analysis.paths) * size, test: (s) => native.test(s) };
   }
   if (!analysis.hasLookaround) {
     try {
       const re2 = RE2JS.compile(emit(ast));
-      return { source, engine: 're2', test: (s) => re2.test(s) };
+      return { source, engine: 're2', size, weight: 12 + 2 * size, test: (s) => re2.test(s) };
     } catch {
       // RE2 refused (its repetition count limit): the automaton below has no such limit.
     }
   }
   const automaton = compileAutomaton(ast);
-  if (!automaton) throw new Error('pattern is too large to be run in linear time');
-  return { source, engine: 'automaton', test: (s) => automaton.test(s) };
+  if (!automaton) throw new PatternLimitError('pattern is too large for the linear-time matcher', 'maxPatternSize', maxSize);
+  return { source, engine: 'automaton', size, weight: 20 * size * (1 + automaton.lookarounds), test: (s) => automaton.test(s) };
 }
 
-const MAX_BACKREF_PATHS = 10_000;
+/**
+ * Size of a pattern with counted repetition expanded (each copy is compiled),
+ * a large character class counting more (its ranges are stored per copy).
+ * Saturates at `cap`.
+ */
+function sizeOf(n: Node, cap: number): number {
+  const sat = (x: number): number => (x > cap ? cap : x);
+  switch (n.t) {
+    case 'set':
+      return 1 + (n.ranges.length >> 5);
+    case 'group':
+      return sizeOf(n.body, cap);
+    case 'look':
+      return sat(1 + sizeOf(n.body, cap));
+    case 'seq': {
+      let t = 0;
+      for (const x of n.items) t = sat(t + sizeOf(x, cap));
+      return t;
+    }
+    case 'alt': {
+      let t = n.items.length;
+      for (const x of n.items) t = sat(t + sizeOf(x, cap));
+      return t;
+    }
+    case 'rep': {
+      // every copy is compiled, an optional one with a split of its own
+      const copies = n.max === Infinity ? n.min + 1 : Math.max(n.max, 1);
+      return sat(1 + (sizeOf(n.body, cap) + 1) * copies);
+    }
+    default:
+      return 1;
+  }
+}
 
 function shortReason(e: unknown, source: string): string {
   const msg = e instanceof Error ? e.message : String(e);
@@ -709,7 +783,7 @@ function simulate(nfa: Nfa, cps: number[], holds: (pred: number, pos: number) =>
   return reached;
 }
 
-function compileAutomaton(ast: Node): { test(input: string): boolean } | undefined {
+function compileAutomaton(ast: Node): { test(input: string): boolean; lookarounds: number } | undefined {
   const builder = new NfaBuilder();
   let main: Nfa;
   try {
@@ -720,6 +794,7 @@ function compileAutomaton(ast: Node): { test(input: string): boolean } | undefin
   }
   const predicates = builder.predicates;
   return {
+    lookarounds: predicates.filter((p) => p.k === 'look').length,
     test(input: string): boolean {
       const cps = Array.from(input, (c) => c.codePointAt(0)!);
       const n = cps.length;

@@ -54,12 +54,59 @@ export class Annotations {
     return index < this.items || (this.itemSet !== null && this.itemSet.has(index));
   }
 
-  merge(other: Annotations): void {
+  /** Adds what `other` saw; returns how many entries were copied (charged as steps by callers). */
+  merge(other: Annotations): number {
+    let n = 1;
     if (other.allProps) this.allProps = true;
-    else if (other.props !== null && !this.allProps) for (const k of other.props) this.addProp(k);
+    else if (other.props !== null && !this.allProps) {
+      for (const k of other.props) this.addProp(k);
+      n += other.props.size;
+    }
     if (other.items > this.items) this.items = other.items;
-    if (other.itemSet !== null) for (const i of other.itemSet) this.addItem(i);
+    if (other.itemSet !== null) {
+      for (const i of other.itemSet) this.addItem(i);
+      n += other.itemSet.size;
+    }
+    return n;
   }
+}
+
+/** Thrown when an evaluation runs out of steps; the engine turns it into a too_complex error. */
+export class StepLimitError extends Error {
+  constructor(readonly schemaPath: string) {
+    super(`evaluation step limit reached at ${schemaPath}`);
+    this.name = 'StepLimitError';
+  }
+}
+
+/** Steps charged per reported failure (building its path and message is the costly part). */
+export const FAILURE_STEPS = 100;
+
+/** Steps charged before a pattern runs: a fixed part plus its per-character weight. */
+export const PATTERN_CALL_STEPS = 10;
+
+/** A compiled pattern with its cost per input character, in steps. */
+export interface WeightedPattern {
+  test(s: string): boolean;
+  /** Steps per character of input (covers the matcher's worst case for this pattern). */
+  readonly weight: number;
+  /** Size in WorkLimits.maxPatternSize units. */
+  readonly size: number;
+}
+
+/**
+ * Run `p` on `s` after charging its worst-case cost, so a match that would
+ * take too long never starts.
+ */
+export function matchCounted(p: WeightedPattern, s: string, ctx: EvalContext, schemaPath: string): boolean {
+  if ((ctx.steps += PATTERN_CALL_STEPS + p.weight * (s.length + 1)) > ctx.maxSteps) throw new StepLimitError(schemaPath);
+  return p.test(s);
+}
+
+/** Code point length, charging the scan (only strings with surrogates need one). */
+export function countedLength(s: string, ctx: EvalContext): number {
+  ctx.steps += s.length >> 4;
+  return stringLength(s);
 }
 
 /** Shared empty failure list; replaced by a fresh array on the first failure. */
@@ -83,8 +130,18 @@ export class EvalContext {
    * keeping a map per object during evaluation; see findUndeclared().
    */
   declared: Declaration[] | null = null;
+  /** Work done so far (keyword evaluations, pattern and scan work), in steps. */
+  steps = 0;
+  /** Step budget of one evaluation (WorkLimits.maxEvaluationSteps). */
+  maxSteps = Infinity;
+
+  /** Charge `n` steps for entering the subschema at `schemaPath`; throws past the budget. */
+  enter(n: number, schemaPath: string): void {
+    if ((this.steps += n) > this.maxSteps) throw new StepLimitError(schemaPath);
+  }
 
   reset(): void {
+    this.steps = 0;
     this.silent = 0;
     this.passed = 0;
     this.total = 0;
@@ -137,6 +194,7 @@ export function report(
   extra?: string | number,
 ): void {
   ctx.total++;
+  ctx.steps += FAILURE_STEPS;
   const instancePath = formatPath(ctx.path, extra);
   if (ctx.failures === NO_FAILURES) ctx.failures = [];
   ctx.failures.push({

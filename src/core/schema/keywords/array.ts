@@ -40,8 +40,12 @@ function canonical(v: Json): string {
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}`;
 }
 
-/** Index of the first element equal to an earlier one, or -1. Linear in the array size (hashing, not pairwise). */
-function firstDuplicate(a: Json[]): number {
+/**
+ * Index of the first element equal to an earlier one, or -1. Linear in the array
+ * size (hashing, not pairwise); charges its work (elements and canonical text) as steps.
+ */
+function firstDuplicate(a: Json[], ctx: EvalContext): number {
+  ctx.steps += a.length;
   let prim: Set<unknown> | null = null;
   let complex: Set<string> | null = null;
   for (let i = 0; i < a.length; i++) {
@@ -53,6 +57,7 @@ function firstDuplicate(a: Json[]): number {
     } else {
       complex ??= new Set();
       const key = canonical(v);
+      ctx.steps += key.length >> 3;
       if (complex.has(key)) return i;
       complex.add(key);
     }
@@ -68,7 +73,7 @@ export const uniqueItemsKeyword: KeywordDefinition = {
     if (k.value === false) return null;
     const sp = k.schemaPath;
     return (data, ctx) => {
-      const dup = firstDuplicate(data as Json[]);
+      const dup = firstDuplicate(data as Json[], ctx);
       const ok = dup < 0;
       if (ok) {
         if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
@@ -180,6 +185,7 @@ export const unevaluatedItemsKeyword: KeywordDefinition = {
       if (!Array.isArray(data)) return true;
       const e = ev!;
       let ok = true;
+      ctx.steps += data.length;
       if (v === false) {
         let bad = -1;
         for (let i = 0; i < data.length; i++) if (!e.hasItem(i)) { bad = i; break; }

@@ -48,7 +48,7 @@ export const anyOfKeyword: KeywordDefinition = {
           const a = new Annotations();
           if (subs[i](data, ctx, a)) {
             ok = true;
-            ev.merge(a);
+            ctx.steps += ev.merge(a);
           }
         }
       }
@@ -82,7 +82,7 @@ export const oneOfKeyword: KeywordDefinition = {
       }
       ctx.silent--;
       const ok = n === 1;
-      if (ok && ev !== null && matched !== null) ev.merge(matched);
+      if (ok && ev !== null && matched !== null) ctx.steps += ev.merge(matched);
       if (ctx.silent === 0) {
         if (ok) { ctx.passed++; ctx.total++; } else report(ctx, 'oneOf', sp, expected, n === 0 ? 'no match' : 'more than one match', 'match exactly one schema of oneOf');
       }
@@ -125,7 +125,7 @@ export const ifKeyword: KeywordDefinition = {
         ctx.silent++;
         const c = cond(data, ctx, a);
         ctx.silent--;
-        if (c) ev.merge(a);
+        if (c) ctx.steps += ev.merge(a);
         return true;
       };
     }
@@ -135,7 +135,7 @@ export const ifKeyword: KeywordDefinition = {
       const c = cond(data, ctx, a);
       ctx.silent--;
       if (c) {
-        if (a !== null) ev!.merge(a);
+        if (a !== null) ctx.steps += ev!.merge(a);
         return then === null ? true : then(data, ctx, ev);
       }
       return otherwise === null ? true : otherwise(data, ctx, ev);

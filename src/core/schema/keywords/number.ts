@@ -60,12 +60,23 @@ const TEN = 10n;
 export function multipleOfTest(m: number): (n: number) => boolean {
   const dm = decimalOf(m);
   const mInt = Number.isSafeInteger(m);
+  // m = M / 10^k with M below 10^15: n with at most k decimals is r / 10^k, exact in doubles
+  const k = dm.e < 0 ? -dm.e : 0;
+  const scale = 10 ** k;
+  const M = Number(dm.m);
+  const fast = !mInt && k <= 15 && Math.abs(M) < 1e15;
   return (n) => {
     // safe integers: the double arithmetic is exact
     if (mInt && Number.isSafeInteger(n)) return n % m === 0;
     // a multiple of an integer is an integer
     if (mInt && !Number.isInteger(n)) return false;
     if (n === 0) return true;
+    if (fast) {
+      const r = Math.round(n * scale);
+      // Decimals of at most 15 significant digits round-trip through doubles uniquely, so
+      // r / 10^k is n's own decimal value exactly when it converts back to n.
+      if (Math.abs(r) < 1e15 && r / scale === n) return r % M === 0;
+    }
     const dn = decimalOf(n);
     const e = dn.e < dm.e ? dn.e : dm.e;
     const a = dn.e === e ? dn.m : dn.m * TEN ** BigInt(dn.e - e);

@@ -7,7 +7,7 @@
  */
 import type { Json, JsonObject } from '../../types.js';
 import type { KeywordContext, KeywordDefinition } from '../keyword.js';
-import { has, PROTO_KEYS, quoteList, report, type Validate } from '../runtime.js';
+import { has, matchCounted, PROTO_KEYS, quoteList, report, type EvalContext, type Validate } from '../runtime.js';
 import { patternOf } from './string.js';
 
 function isStringArray(v: Json): v is string[] {
@@ -52,6 +52,7 @@ function propCount(keyword: string, op: string, cmp: (n: number, l: number) => b
       const expected = `${op} ${limit} properties`;
       return (data, ctx) => {
         const n = Object.keys(data as JsonObject).length;
+        ctx.steps += n >> 2;
         const ok = cmp(n, limit);
         if (ok) {
           if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
@@ -193,7 +194,8 @@ export const patternPropertiesKeyword: KeywordDefinition = {
   compile(k) {
     if (!isObj(k.value)) return k.invalid('patternProperties must be an object');
     const entries = Object.keys(k.value).map((p) => ({
-      re: patternOf(p, k.pathOf([p])),
+      re: patternOf(p, k.pathOf([p]), k.state),
+      path: k.pathOf([p]),
       sub: k.sub((k.value as JsonObject)[p], [p]),
     }));
     return (data, ctx, ev) => {
@@ -201,7 +203,7 @@ export const patternPropertiesKeyword: KeywordDefinition = {
       let ok = true;
       for (const key of Object.keys(o)) {
         for (let i = 0; i < entries.length; i++) {
-          if (!entries[i].re.test(key)) continue;
+          if (!matchCounted(entries[i].re, key, ctx, entries[i].path)) continue;
           if (ctx.declared !== null) ctx.declare(o, key);
           if (ev !== null) ev.addProp(key);
           ctx.path.push(key);
@@ -226,11 +228,12 @@ export const additionalPropertiesKeyword: KeywordDefinition = {
     const props = k.dialect.keywords.has('properties') && isObj(k.schema.properties) ? new Set(Object.keys(k.schema.properties)) : new Set<string>();
     const patterns =
       k.dialect.keywords.has('patternProperties') && isObj(k.schema.patternProperties)
-        ? Object.keys(k.schema.patternProperties).map((p) => patternOf(p, k.pathOf([p], 'patternProperties')))
+        ? Object.keys(k.schema.patternProperties).map((p) => ({ re: patternOf(p, k.pathOf([p], 'patternProperties')), path: k.pathOf([p], 'patternProperties') }))
         : [];
-    const isAdditional = (key: string): boolean => {
+    const isAdditional = (key: string, ctx: EvalContext): boolean => {
+      ctx.steps++;
       if (props.has(key)) return false;
-      for (let i = 0; i < patterns.length; i++) if (patterns[i].test(key)) return false;
+      for (let i = 0; i < patterns.length; i++) if (matchCounted(patterns[i].re, key, ctx, patterns[i].path)) return false;
       return true;
     };
     const sp = k.schemaPath;
@@ -239,7 +242,7 @@ export const additionalPropertiesKeyword: KeywordDefinition = {
         const o = data as JsonObject;
         let extra: string[] | null = null;
         for (const key in o) {
-          if (!Object.prototype.hasOwnProperty.call(o, key) || !isAdditional(key)) continue;
+          if (!Object.prototype.hasOwnProperty.call(o, key) || !isAdditional(key, ctx)) continue;
           if (ctx.silent !== 0) return false;
           (extra ??= []).push(key);
         }
@@ -258,7 +261,7 @@ export const additionalPropertiesKeyword: KeywordDefinition = {
       let ok = true;
       if (sub !== null) {
         for (const key in o) {
-          if (!Object.prototype.hasOwnProperty.call(o, key) || !isAdditional(key)) continue;
+          if (!Object.prototype.hasOwnProperty.call(o, key) || !isAdditional(key, ctx)) continue;
           ctx.path.push(key);
           const r = sub(o[key], ctx, null);
           ctx.path.pop();
@@ -319,9 +322,11 @@ export const unevaluatedPropertiesKeyword: KeywordDefinition = {
       if (typeof data !== 'object' || data === null || Array.isArray(data)) return true;
       const e = ev!;
       let ok = true;
+      const keys = Object.keys(data);
+      ctx.steps += keys.length;
       if (v === false) {
         let extra: string[] | null = null;
-        for (const key of Object.keys(data)) {
+        for (const key of keys) {
           if (e.hasProp(key)) continue;
           if (ctx.silent !== 0) return false;
           (extra ??= []).push(key);

@@ -4,10 +4,12 @@
  */
 import { getFormat } from '../formats/index.js';
 import type { KeywordDefinition } from '../keyword.js';
-import { compilePattern } from '../regex.js';
+import { compilePattern, PatternLimitError } from '../regex.js';
 import { boundedPattern } from './bounded-pattern.js';
 import { SchemaCompileError } from '../engine.js';
-import { report, stringLength } from '../runtime.js';
+import type { CompileState } from '../keyword.js';
+import { unknownFormatWarning } from '../unknown.js';
+import { countedLength, matchCounted, report, stringLength, type WeightedPattern } from '../runtime.js';
 
 function length(keyword: string, op: string, min: boolean): KeywordDefinition {
   return {
@@ -22,8 +24,8 @@ function length(keyword: string, op: string, min: boolean): KeywordDefinition {
         const s = data as string;
         // s.length bounds the code-point count from above and is at most twice it
         let ok: boolean;
-        if (min) ok = s.length >= limit && (s.length >= 2 * limit || stringLength(s) >= limit);
-        else ok = s.length <= limit || stringLength(s) <= limit;
+        if (min) ok = s.length >= limit && (s.length >= 2 * limit || countedLength(s, ctx) >= limit);
+        else ok = s.length <= limit || countedLength(s, ctx) <= limit;
         if (ok) {
           if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
         } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, `length ${stringLength(s)}`, `have ${expected}`);
@@ -36,15 +38,50 @@ function length(keyword: string, op: string, min: boolean): KeywordDefinition {
 export const minLengthKeyword = length('minLength', '>=', true);
 export const maxLengthKeyword = length('maxLength', '<=', false);
 
-/** Compile a pattern, turning a bad one into a coded compile error. */
-export function patternOf(source: string, path: string): { test(s: string): boolean } {
+/**
+ * Compile a pattern, turning a bad one into a coded compile error (invalid_pattern,
+ * or too_complex for a valid one over a work limit), and charge its size to the
+ * schema's compiled size when `state` is given.
+ */
+export function patternOf(source: string, path: string, state?: CompileState): WeightedPattern {
+  // Building a pattern's program costs far more per unit than a subschema: its size is
+  // charged PATTERN_UNIT_COST times, and refused before anything is built when over.
+  let maxSize = state?.limits.maxPatternSize;
+  let byTotal = false;
+  if (state !== undefined) {
+    const left = Math.floor((state.limits.maxCompiledSize - state.compiledSize) / PATTERN_UNIT_COST);
+    if (left < state.limits.maxPatternSize) {
+      maxSize = Math.max(0, left);
+      byTotal = true;
+    }
+  }
+  let p: WeightedPattern;
   try {
     // a bounded pattern is valid exactly when V8 accepts it with `u`, which boundedPattern checks
-    return boundedPattern(source) ?? compilePattern(source);
+    p = boundedPattern(source) ?? compilePattern(source, { maxSize });
   } catch (e) {
+    if (e instanceof PatternLimitError) {
+      if (byTotal && e.limit === 'maxPatternSize') compiledSizeExceeded(state!, path);
+      throw new SchemaCompileError({ kind: 'too_complex', path, limit: e.limit, max: e.max, reason: e.message }, `pattern at ${path} is too complex: ${e.message}`);
+    }
     const reason = e instanceof Error ? e.message : String(e);
     throw new SchemaCompileError({ kind: 'invalid_pattern', path, reason }, `invalid pattern at ${path}: ${reason}`);
   }
+  if (state !== undefined) {
+    state.compiledSize += p.size * PATTERN_UNIT_COST;
+    if (state.compiledSize > state.limits.maxCompiledSize) compiledSizeExceeded(state, path);
+  }
+  return p;
+}
+
+/** Compiled-size units per unit of pattern size (building a program is the costly part of compiling). */
+export const PATTERN_UNIT_COST = 40;
+
+/** Throws too_complex for a schema whose compiled artefacts passed WorkLimits.maxCompiledSize at `path`. */
+export function compiledSizeExceeded(state: CompileState, path: string): never {
+  const max = state.limits.maxCompiledSize;
+  const reason = `the compiled schema (subschemas, keywords, patterns, enum and const values) is larger than ${max} units`;
+  throw new SchemaCompileError({ kind: 'too_complex', path, limit: 'maxCompiledSize', max, reason }, `schema at ${path} is too complex: ${reason}`);
 }
 
 export const patternKeyword: KeywordDefinition = {
@@ -52,11 +89,11 @@ export const patternKeyword: KeywordDefinition = {
   group: 'string',
   compile(k) {
     if (typeof k.value !== 'string') return k.invalid('pattern must be a string');
-    const re = patternOf(k.value, k.schemaPath);
+    const re = patternOf(k.value, k.schemaPath, k.state);
     const sp = k.schemaPath;
     const expected = `pattern ${k.value}`;
     return (data, ctx) => {
-      const ok = re.test(data as string);
+      const ok = matchCounted(re, data as string, ctx, sp);
       if (ok) {
         if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
       } else if (ctx.silent === 0) report(ctx, 'pattern', sp, expected, `string of length ${stringLength(data as string)}`, `match ${expected}`);
@@ -65,17 +102,25 @@ export const patternKeyword: KeywordDefinition = {
   },
 };
 
+/** Steps charged for a format check: the checkers are linear in the string. */
+export function formatSteps(s: string): number {
+  return 10 + (s.length >> 2);
+}
+
 export const formatKeyword: KeywordDefinition = {
   keyword: 'format',
   group: 'string',
   compile(k) {
     if (typeof k.value !== 'string') return k.invalid('format must be a string');
+    const warning = unknownFormatWarning(k.value, k.schemaPath);
+    if (warning !== null) k.state.warnings.push(warning);
     if (!k.state.assertFormats && !k.dialect.formatAssertion) return null;
     const check = getFormat(k.value, k.dialect.standard);
     if (check === undefined) return null;
     const sp = k.schemaPath;
     const expected = `format ${k.value}`;
     return (data, ctx) => {
+      ctx.steps += formatSteps(data as string);
       const ok = check(data as string);
       if (ok) {
         if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
