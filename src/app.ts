@@ -72,9 +72,13 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     // First start: generate the key now, not on the first request.
     keyRing.signer();
 
-    const engine = createSchemaEngine();
+    const engine = createSchemaEngine({ limits: config.workLimits });
     // Compiling a schema costs far more than evaluating it; repeat callers send the same schema.
-    const schemas = config.schemaCacheSize > 0 ? createSchemaCache({ engine, max: config.schemaCacheSize }) : engine;
+    // The cache is bounded in (estimated) bytes, so many large schemas cannot grow the heap.
+    const schemas =
+      config.schemaCacheSize > 0 && config.schemaCacheBytes > 0
+        ? createSchemaCache({ engine, max: config.schemaCacheSize, maxBytes: config.schemaCacheBytes })
+        : engine;
     const verifier = createVerifier({ engine: schemas, listCap: config.listCap });
     const attestor = createAttestor({ keyRing, serviceName: config.serviceName, baseUrl: config.publicBaseUrl });
     const issuer = createReceiptIssuer({ verifier, attestor, clock, newId: randomUUID, verifierVersion: version });

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { parsePaymentConfig } from './payments/config.js';
 import type { PaymentConfig } from './payments/config.js';
 import { MAX_PAGE_LIMIT } from './store/common.js';
+import { DEFAULT_WORK_LIMITS, type WorkLimits } from './core/schema/engine.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -36,6 +37,10 @@ export interface Config {
   maxJsonDepth: number;
   listCap: number;
   schemaCacheSize: number;
+  /** Estimated bytes the compiled-schema cache may hold (SCHEMA_CACHE_BYTES). */
+  schemaCacheBytes: number;
+  /** Work limits of every verification (SCHEMA_MAX_*; see docs/security.md). */
+  workLimits: WorkLimits;
   /** SQLite durability: FULL survives power loss (default); NORMAL survives a process crash only. */
   sqliteSynchronous: 'FULL' | 'NORMAL';
   logLevel: LogLevel;
@@ -173,6 +178,13 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
   // LIST_CAP is also the largest reputation page, so it cannot exceed what the stores accept.
   const listCap = intSetting('LIST_CAP', get('LIST_CAP'), 100, 1, MAX_PAGE_LIMIT);
   const schemaCacheSize = intSetting('SCHEMA_CACHE_SIZE', get('SCHEMA_CACHE_SIZE'), 500, 0, 1_000_000);
+  const schemaCacheBytes = intSetting('SCHEMA_CACHE_BYTES', get('SCHEMA_CACHE_BYTES'), 64 * 1024 * 1024, 0, 64 * 1024 * 1024 * 1024);
+  const workLimits: WorkLimits = {
+    maxExpandedSchemaSize: intSetting('SCHEMA_MAX_EXPANDED_SIZE', get('SCHEMA_MAX_EXPANDED_SIZE'), DEFAULT_WORK_LIMITS.maxExpandedSchemaSize, 1, 1_000_000_000),
+    maxPatternSize: intSetting('SCHEMA_MAX_PATTERN_SIZE', get('SCHEMA_MAX_PATTERN_SIZE'), DEFAULT_WORK_LIMITS.maxPatternSize, 1, 1_000_000_000),
+    maxCompiledSize: intSetting('SCHEMA_MAX_COMPILED_SIZE', get('SCHEMA_MAX_COMPILED_SIZE'), DEFAULT_WORK_LIMITS.maxCompiledSize, 1, 1_000_000_000),
+    maxEvaluationSteps: intSetting('SCHEMA_MAX_EVALUATION_STEPS', get('SCHEMA_MAX_EVALUATION_STEPS'), DEFAULT_WORK_LIMITS.maxEvaluationSteps, 1, 1_000_000_000_000),
+  };
 
   const logNoteKeyFile = path.resolve((get('LOG_NOTE_KEY_FILE') ?? '').trim() || path.join(dataDir, 'log', 'note-key.pem'));
   // Under a second in all: a receipt must be covered by a published checkpoint within one second of its response.
@@ -217,6 +229,8 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     maxJsonDepth,
     listCap,
     schemaCacheSize,
+    schemaCacheBytes,
+    workLimits,
     sqliteSynchronous: rawSync,
     logLevel: rawLevel as LogLevel,
     logNoteKeyFile,

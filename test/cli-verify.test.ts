@@ -151,3 +151,19 @@ describe('aov verify (child process)', () => {
     expect(JSON.parse(invalid.stdout).fields[0].field).toBe('submitted_output');
   });
 });
+
+describe('aov verify --strict-schema', () => {
+  it('exits 2 with the did-you-mean message for a schema typo; without the flag it is a warning flag', async () => {
+    writeFileSync(f('typo-schema.json'), JSON.stringify({ type: 'object', requried: ['total'], properties: { total: { type: 'number', minimun: 0 } } }));
+    writeFileSync(f('negative.json'), JSON.stringify({ total: -5 }));
+    const strict = await cli(['--schema', f('typo-schema.json'), '--output', f('negative.json'), '--strict-schema']);
+    expect(strict.code).toBe(2);
+    expect(strict.err).toContain('"requried" — did you mean "required"?');
+    expect(strict.err).toContain('expected_schema.properties.total.minimun');
+    const lax = await cli(['--schema', f('typo-schema.json'), '--output', f('negative.json')]);
+    expect(lax.code).toBe(0);
+    expect(lax.json.flags.map((x: { check: string }) => x.check)).toEqual(['schema:unknown_keyword', 'schema:unknown_keyword']);
+    const clean = await cli(['--schema', f('schema.json'), '--output', f('output-pass.json'), '--strict-schema']);
+    expect(clean.code).toBe(0);
+  });
+});

@@ -34,11 +34,21 @@ describe('config', () => {
       maxJsonDepth: 64,
       listCap: 100,
       schemaCacheSize: 500,
+      schemaCacheBytes: 64 * 1024 * 1024,
+      workLimits: { maxExpandedSchemaSize: 100_000, maxPatternSize: 5_000, maxCompiledSize: 200_000, maxEvaluationSteps: 20_000_000 },
       sqliteSynchronous: 'FULL',
       logLevel: 'info',
     });
     expect(c.allowedHosts).toEqual(['localhost', '127.0.0.1', '::1']);
     expect(c.payments.enabled).toBe(false);
+  });
+
+  it('reads the work limits and the cache budget, refusing nonsense', () => {
+    const c = loadConfig({ SCHEMA_MAX_EVALUATION_STEPS: '5000', SCHEMA_MAX_PATTERN_SIZE: '100', SCHEMA_CACHE_BYTES: '1048576' });
+    expect(c.workLimits).toMatchObject({ maxEvaluationSteps: 5000, maxPatternSize: 100, maxExpandedSchemaSize: 100_000 });
+    expect(c.schemaCacheBytes).toBe(1048576);
+    expect(() => loadConfig({ SCHEMA_MAX_EVALUATION_STEPS: '0' })).toThrow(/SCHEMA_MAX_EVALUATION_STEPS/);
+    expect(() => loadConfig({ SCHEMA_MAX_COMPILED_SIZE: 'lots' })).toThrow(/SCHEMA_MAX_COMPILED_SIZE/);
   });
 
   it('flags win over variables; the public URL host joins the allowed hosts', () => {

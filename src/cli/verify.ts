@@ -21,6 +21,8 @@ import { invalidRequest, isApiError, type ErrorBody } from '../errors.js';
 import type { Detail, ParsedRequest } from '../core/types.js';
 import { parseVerificationRequest } from '../core/request.js';
 import { parseStrictJson, StrictJsonError } from '../core/strict-json.js';
+import { schemaPointerField } from '../core/schema-problem.js';
+import { warningText } from '../core/schema/unknown.js';
 import { buildResponse, type VerificationResponse } from '../core/response.js';
 import { computeHashes } from '../receipts/hashes.js';
 import { rfc3339Seconds } from '../receipts/time.js';
@@ -43,6 +45,7 @@ options:
   --bounds FILE       a JSON object of bounds, path -> {min, max, if_present}
   --enforce-rules     failed rules and bounds fail the result (otherwise they are warnings)
   --strict            add the strict content checks
+  --strict-schema     exit 2 when the schema has an unknown keyword or format (a typo checks nothing)
   --detail compact    print the compact response
   --format json|text  json (default): the response, or {summary, results} for several inputs;
                       text: one line per verdict (result, file, check counts, blocking checks)
@@ -64,6 +67,7 @@ const OPTIONS = {
   bounds: { type: 'string' },
   'enforce-rules': { type: 'boolean' },
   strict: { type: 'boolean' },
+  'strict-schema': { type: 'boolean' },
   detail: { type: 'string' },
   format: { type: 'string' },
   'task-id': { type: 'string' },
@@ -87,6 +91,8 @@ export interface VerifyCliOptions {
   bounds?: string;
   enforceRules: boolean;
   strict: boolean;
+  /** Unknown schema keywords and formats are a usage error (exit 2) instead of warnings. */
+  strictSchema: boolean;
   detail?: Detail;
   format: OutputFormat;
   taskId?: string;
@@ -111,6 +117,7 @@ export function parseVerifyArgs(argv: string[]): VerifyCliOptions {
     bounds: values.bounds,
     enforceRules: values['enforce-rules'] ?? false,
     strict: values.strict ?? false,
+    strictSchema: values['strict-schema'] ?? false,
     format: 'json',
     taskId: values['task-id'],
     agentId: values['agent-id'],
@@ -316,6 +323,14 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       try {
         const parsed = byRequest ? loadRequestFile(file, io, config.maxJsonDepth) : loadPartsRequest(opts, file, io, config.maxJsonDepth, parts);
         const detail = opts.detail ?? parsed.request.detail;
+        if (opts.strictSchema) {
+          // a schema typo checks nothing: with --strict-schema it is an error, not a warning
+          const warnings = issuer.verifier.compile(parsed.request.expected_schema).warnings;
+          if (warnings.length > 0) {
+            for (const w of warnings) io.stderr(`aov verify: --strict-schema: ${schemaPointerField(w.schemaPath)}: ${warningText(w)}\n`);
+            return 2;
+          }
+        }
         if (opts.sign) {
           const issued = issuer.issuer.issue({ ...parsed, request: { ...parsed.request, detail } });
           outcomes.push({ file: displayName(file), code: issued.response.result === 'pass' ? 0 : 1, response: issued.response, text: issued.text });

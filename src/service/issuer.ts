@@ -15,7 +15,8 @@ import { createKeyRing, type KeyRing } from '../receipts/key-ring.js';
 import { VERSION } from '../version.js';
 
 /** The settings an issuer needs (a subset of Config, so workers can be handed just these). */
-export type IssuerConfig = Pick<Config, 'dataDir' | 'serviceName' | 'publicBaseUrl' | 'schemaCacheSize' | 'listCap'>;
+export type IssuerConfig = Pick<Config, 'dataDir' | 'serviceName' | 'publicBaseUrl' | 'schemaCacheSize' | 'listCap'> &
+  Partial<Pick<Config, 'schemaCacheBytes' | 'workLimits'>>;
 
 export interface IssuerOptions {
   clock?: () => Date;
@@ -31,9 +32,14 @@ export interface Issuer {
 export function createIssuer(config: IssuerConfig, options: IssuerOptions = {}): Issuer {
   const clock = options.clock ?? (() => new Date());
   const keyRing = createKeyRing({ dir: path.join(config.dataDir, 'keys'), clock });
-  const engine = createSchemaEngine();
+  // the work limits of every verification (defaults when a caller hands none)
+  const engine = createSchemaEngine({ limits: config.workLimits });
   // Compiling a schema costs far more than evaluating it; repeat callers send the same schema.
-  const schemas = config.schemaCacheSize > 0 ? createSchemaCache({ engine, max: config.schemaCacheSize }) : engine;
+  // The cache is bounded in (estimated) bytes, so many large schemas cannot grow the heap.
+  const schemas =
+    config.schemaCacheSize > 0 && config.schemaCacheBytes !== 0
+      ? createSchemaCache({ engine, max: config.schemaCacheSize, maxBytes: config.schemaCacheBytes })
+      : engine;
   const verifier = createVerifier({ engine: schemas, listCap: config.listCap });
   const attestor = createAttestor({ keyRing, serviceName: config.serviceName, baseUrl: config.publicBaseUrl });
   const issuer = createReceiptIssuer({ verifier, attestor, clock, newId: randomUUID, verifierVersion: VERSION });

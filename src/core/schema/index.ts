@@ -111,7 +111,16 @@ export function instancePathToPointer(path: string): string {
 /** Throws invalid_schema naming the first location where `schema` breaks its meta-schema. */
 function checkAgainstMeta(schema: Json, standard: string, limits: WorkLimits): void {
   if (typeof schema === 'boolean') return;
-  const r = metaSchemaFor(standard).evaluate(schema, { maxSteps: limits.maxEvaluationSteps });
+  // linear in the schema's size; a budget of its own so a small per-request limit still admits small schemas
+  const maxSteps = Math.max(limits.maxEvaluationSteps, DEFAULT_WORK_LIMITS.maxEvaluationSteps);
+  let r: SchemaEvaluation;
+  try {
+    r = metaSchemaFor(standard).evaluate(schema, { maxSteps });
+  } catch (e) {
+    if (!(e instanceof SchemaCompileError) || e.problem.kind !== 'too_complex') throw e;
+    const reason = `checking the schema against its meta-schema takes more than ${maxSteps} steps`;
+    throw new SchemaCompileError({ kind: 'too_complex', path: '#', limit: 'maxEvaluationSteps', max: maxSteps, reason }, `schema is too complex: ${reason}`);
+  }
   if (r.valid) return;
   const f = r.failures[0];
   const path = f === undefined ? '#' : instancePathToPointer(f.instancePath);
