@@ -220,16 +220,24 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('pages in Chromium', () => {
     await example.close();
   });
 
-  it('/docs renders on a non-localhost host over plain HTTP', async () => {
+  it('/docs and the pages work on a non-localhost host over plain HTTP', async () => {
     const page = await open(`http://${HOST}:${port}/docs`);
     await page.locator('.swagger-ui .info .title').waitFor({ timeout: 20_000 });
     expect(await page.locator('.swagger-ui .info .title').textContent()).toContain('agent-output-verifier');
     expect(await page.locator('.opblock-summary-path').count()).toBeGreaterThan(5);
     await page.close();
-    // And the pages themselves on that host.
+    // And the pages themselves on that host, where the page is not a secure context (no WebCrypto):
+    // the receipt's signature is still checked in the page.
     const home = await open(`http://${HOST}:${port}/`);
     await home.locator('#verify').waitFor();
     await home.close();
+    const res = await postJson(app.base, '/verify/schema', invoice);
+    const id = ((await res.json()) as { verification_id: string }).verification_id;
+    const receipt = await open(`http://${HOST}:${port}/receipts/${id}`);
+    await receipt.locator('#stored-check').waitFor();
+    expect(await receipt.evaluate(() => (globalThis as { isSecureContext?: boolean }).isSecureContext)).toBe(false);
+    expect(await receipt.locator('#stored-check').getAttribute('data-valid')).toBe('true');
+    await receipt.close();
   });
 
   it('no page requested anything from another origin, and no page logged an error', () => {
