@@ -190,27 +190,3 @@ export interface AllowanceState {
   limit: number;
   resetsAt: string;
 }
-
-/** One output of a batch, with its own task and agent ids. */
-export interface BatchItem {
-  task_id: string;
-  agent_id?: string | null;
-  submitted_output: JsonValue;
-}
-
-/** The body of POST /verify/batch: one schema, bounds and rules, many outputs. */
-export interface BatchRequest {
-  expected_schema: { [key: string]: JsonValue } | boolean;
-  strict_content_check?: boolean;
-  bounds?: { [path: string]: Bound } | null;
-  rules?: Rule[] | null;
-  enforce_rules?: boolean;
-  detail?: 'full' | 'compact';
-  items: BatchItem[];
-}
-
-/** The answer of POST /verify/batch: one signed receipt per item, in order. */
-export interface BatchResponse {
-  summary: { total: number; passed: number; failed: number };
-  receipts: Receipt[];
-}

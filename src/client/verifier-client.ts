@@ -1,7 +1,7 @@
 /**
- * @module The typed client agents use to call the service: verify (single and
- * batch), stored receipts, reputation, trust score, and offline receipt checks
- * against the service's own agent card. Runs in Node 20+ and browsers: only
+ * @module The typed client agents use to call the service: verify, stored
+ * receipts, reputation, trust score, and offline receipt checks against the
+ * service's own agent card. Runs in Node 20+ and browsers: only
  * `fetch`, and the pure-JS receipt verifier (no Node API, nothing server-side).
  * With a `payer`, 402 answers are paid through the official @x402/fetch and the
  * settlement (PAYMENT-RESPONSE) is returned with the result.
@@ -14,8 +14,6 @@ import type { ReceiptVerification } from '../receipts/receipt-verifier.js';
 import type {
   AllowanceState,
   ApiErrorBody,
-  BatchRequest,
-  BatchResponse,
   Receipt,
   Reputation,
   TrustScore,
@@ -65,8 +63,6 @@ export interface VerifierClient {
   readonly baseUrl: string;
   /** POST /verify/schema: the signed receipt (pass or fail). */
   verify(request: VerificationRequest): Promise<Paid<Receipt>>;
-  /** POST /verify/batch: one schema, many outputs, one signed receipt per output, in order. */
-  verifyBatch(batch: BatchRequest): Promise<Paid<BatchResponse>>;
   /** GET /verifications/{id}: the stored receipt, byte-identical to the original answer. */
   getReceipt(verificationId: string): Promise<Receipt>;
   /** GET /reputation/{agent_id}: one page of history; pass `next_cursor` back as `cursor` for the next. */
@@ -256,11 +252,6 @@ export function createVerifierClient(options: VerifierClientOptions): VerifierCl
     async verify(request) {
       const { text, response } = await call('/verify/schema', { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(request) }, true);
       return paid<Receipt>(text, response);
-    },
-
-    async verifyBatch(batch) {
-      const { text, response } = await call('/verify/batch', { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(batch) }, true);
-      return paid<BatchResponse>(text, response);
     },
 
     async getReceipt(verificationId) {
