@@ -6,7 +6,6 @@
  * ones finish, then closes the store.
  */
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Config } from './config.js';
 import { parseVerificationRequest, validateRequestValue } from './core/request.js';
@@ -17,7 +16,8 @@ import { createHttpServer } from './http/server.js';
 import { createTransparencyLog, loadOrCreateNoteSigner, logOrigin } from './log/index.js';
 import type { TransparencyLog } from './log/index.js';
 import type { HttpServer } from './http/server.js';
-import { attestationExtension, createAttestor, createKeyRing, createReceiptIssuer } from './receipts/index.js';
+import { attestationExtension, createAttestor, createReceiptIssuer } from './receipts/index.js';
+import { openSigningKeys, type SigningKeys } from './service/signing-keys.js';
 import { createVerifierService } from './service/verifier-service.js';
 import type { VerifierService } from './service/types.js';
 import { openStore } from './store/index.js';
@@ -66,11 +66,19 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     writer: 'worker',
     synchronous: config.sqliteSynchronous,
   });
+  let signingKeys: SigningKeys | undefined;
   try {
     await store.migrate();
-    const keyRing = createKeyRing({ dir: path.join(config.dataDir, 'keys'), clock });
-    // First start: generate the key now, not on the first request.
-    keyRing.signer();
+    // Files in the data directory, or the database when KEY_ENCRYPTION_KEY is set; fails closed (see signing-keys.ts).
+    signingKeys = await openSigningKeys({
+      store,
+      dataDir: config.dataDir,
+      keyEncryptionKey: config.keyEncryptionKey,
+      clock,
+      warn: (obj, msg) => log.current?.warn(obj, msg),
+    });
+    const keys = signingKeys;
+    const keyRing = keys.keyRing;
 
     const engine = createSchemaEngine({ limits: config.workLimits });
     // Compiling a schema costs far more than evaluating it; repeat callers send the same schema.
@@ -133,20 +141,22 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       version,
       logger: options.logger,
       attestationExtension: () => {
-        const ext = attestationExtension(keyRing);
+        // The card lists every key of the ring and every key recorded in the database.
+        const ext = attestationExtension({ ...keyRing, list: () => keys.cardKeys() });
         // The checkpoint key sits beside the receipt keys, so one document tells a client every key to trust.
         return { ...ext, params: { ...ext.params, transparencyLog: { origin: transparencyLog.origin, verifierKey: transparencyLog.verifierKey, url: `${config.publicBaseUrl}/log` } } } as unknown as Record<string, unknown>;
       },
       log: { log: transparencyLog, receiptExists: async (id) => (await store.getReceipt(id)) !== null },
       async readiness() {
-        let signingKey = false;
-        try {
-          signingKey = keyRing.list().length > 0 && Boolean(keyRing.signer().keyVersion);
-        } catch {
-          signingKey = false;
-        }
+        const key = keys.readiness();
         const databaseProblem = await store.readiness();
-        return { database: databaseProblem === null, signingKey, databaseProblem: databaseProblem ?? undefined };
+        return {
+          database: databaseProblem === null,
+          signingKey: key.problem === null,
+          databaseProblem: databaseProblem ?? undefined,
+          signingKeyProblem: key.problem ?? undefined,
+          warnings: key.warnings,
+        };
       },
     });
 
@@ -185,6 +195,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
             await server.close();
             await reconciling?.catch(() => undefined);
           } finally {
+            keys.close();
             // Whatever was stored is integrated now, or by the next start: the queue survives.
             await transparencyLog.sequencer.integrate().catch(() => undefined);
             await transparencyLog.stop();
@@ -195,6 +206,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       },
     };
   } catch (err) {
+    signingKeys?.close();
     await store.close().catch(() => undefined);
     throw err;
   }

@@ -7,6 +7,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parsePaymentConfig } from './payments/config.js';
+import { parseKeyEncryptionKey } from './receipts/key-store.js';
 import type { PaymentConfig } from './payments/config.js';
 import { MAX_PAGE_LIMIT } from './store/common.js';
 import { DEFAULT_WORK_LIMITS, type WorkLimits } from './core/schema/engine.js';
@@ -48,6 +49,12 @@ export interface Config {
   logNoteKeyFile: string;
   /** Time between transparency-log integrations (ms). */
   logIntervalMs: number;
+  /**
+   * KEY_ENCRYPTION_KEY (32 bytes): when set, signing keys live in the database,
+   * private keys encrypted with it, so instances share nothing but the database.
+   * Never logged or echoed.
+   */
+  keyEncryptionKey: Buffer | null;
   /** Hostnames accepted in Host/Origin by the MCP endpoint (DNS-rebinding protection). */
   allowedHosts: string[];
   payments: PaymentConfig;
@@ -198,6 +205,15 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     throw new ConfigError(label('LOG_LEVEL'), `must be one of ${LOG_LEVELS.join(', ')}, got '${rawLevel}'`);
   }
 
+  let keyEncryptionKey: Buffer | null = null;
+  const rawKek = get('KEY_ENCRYPTION_KEY');
+  if (rawKek !== undefined && rawKek.trim() !== '') {
+    try {
+      keyEncryptionKey = parseKeyEncryptionKey(rawKek);
+    } catch (e) {
+      throw new ConfigError('KEY_ENCRYPTION_KEY', e instanceof Error ? e.message : 'invalid');
+    }
+  }
   const rawHosts = (get('ALLOWED_HOSTS') ?? '').trim();
   const allowedHosts = rawHosts
     ? rawHosts.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean)
@@ -215,7 +231,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     throw named ? new ConfigError(named[1] as string, named[2] as string) : new ConfigError('payments', msg);
   }
 
-  return {
+  const config: Config = {
     host,
     port,
     dataDir,
@@ -235,7 +251,11 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     logLevel: rawLevel as LogLevel,
     logNoteKeyFile,
     logIntervalMs,
+    keyEncryptionKey: null,
     allowedHosts,
     payments,
   };
+  // Not enumerable: the key never shows up when the configuration is printed or logged.
+  Object.defineProperty(config, 'keyEncryptionKey', { value: keyEncryptionKey, enumerable: false });
+  return config;
 }

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isApiError } from '../src/errors.js';
-import type { PaymentEvent, ReceiptRecord, Store } from '../src/store/store.js';
+import type { PaymentEvent, ReceiptRecord, SigningKeyRecord, Store } from '../src/store/store.js';
 
 export type ContractStore = Store & { appliedMigrations(): Promise<number[]> };
 
@@ -395,6 +395,33 @@ export function defineStoreContract(name: string, harness: StoreHarness): void {
         // A null transaction keeps the one already known.
         await store.markPendingSettled(k, null);
         expect((await store.pendingSettlement(k))?.transaction).toBe('0xbeef');
+      });
+    });
+
+    describe('signing keys', () => {
+      const key = (v: string, notBefore: string, extra: Partial<SigningKeyRecord> = {}): SigningKeyRecord => ({
+        keyVersion: v,
+        publicKey: 'A'.repeat(43) + '=',
+        status: 'active',
+        notBefore,
+        notAfter: null,
+        createdAt: notBefore.replace('Z', '.000Z'),
+        privateKey: null,
+        ...extra,
+      });
+      it('the first key is decided once; rotation retires the active key at the new key\'s start; nothing is ever deleted or un-retired', async () => {
+        expect(await store.signingKeys()).toEqual([]);
+        expect(await store.addSigningKey(key('k-20260101-aaaaaaaaaaaa', '2026-01-01T00:00:00Z'), { onlyIfEmpty: true })).toBe(true);
+        expect(await store.addSigningKey(key('k-20260101-bbbbbbbbbbbb', '2026-01-01T00:00:01Z'), { onlyIfEmpty: true })).toBe(false);
+        expect(await store.addSigningKey(key('k-20260201-cccccccccccc', '2026-02-01T00:00:00Z', { privateKey: 'sealed' }))).toBe(true);
+        // A file key ring reports what it holds: a new key is added, a known one is not changed back to active.
+        await store.recordSigningKeys([key('k-20260101-aaaaaaaaaaaa', '2026-01-01T00:00:00Z'), key('k-20260301-dddddddddddd', '2026-03-01T00:00:00Z', { status: 'retired', notAfter: '2026-03-02T00:00:00Z' })]);
+        expect(await store.signingKeys()).toEqual([
+          key('k-20260101-aaaaaaaaaaaa', '2026-01-01T00:00:00Z', { status: 'retired', notAfter: '2026-02-01T00:00:00Z' }),
+          key('k-20260201-cccccccccccc', '2026-02-01T00:00:00Z', { privateKey: 'sealed' }),
+          key('k-20260301-dddddddddddd', '2026-03-01T00:00:00Z', { status: 'retired', notAfter: '2026-03-02T00:00:00Z' }),
+        ]);
+        expect(await store.check?.()).toBeNull();
       });
     });
 

@@ -3,13 +3,18 @@
  * service's Ed25519 signing keys in `<data-dir>/keys` (docs/protocol.md#keys).
  * The data directory comes from the server's configuration (DATA_DIR), so
  * `DATA_DIR=D aov keys rotate` rotates the keys the service in D signs with.
- * Prints public information only; private keys never leave their files.
+ * With KEY_ENCRYPTION_KEY set the keys live in the service's database instead
+ * (DATABASE_URL or --database-url), shared by every instance: a rotation there is
+ * followed by every instance. Prints public information only; private keys never
+ * leave their files or their encrypted rows.
  */
 import path from 'node:path';
 import type { CliIO } from './io.js';
 import { didYouMean, parseCommandArgs, UsageError } from './args.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createKeyRing } from '../receipts/key-ring.js';
+import { createDatabaseKeyRing, rotateDatabaseKeys } from '../receipts/key-store.js';
+import { openStore } from '../store/index.js';
 
 const USAGE = `usage: aov keys <generate|list|rotate> [--data-dir DIR]
 
@@ -17,19 +22,24 @@ const USAGE = `usage: aov keys <generate|list|rotate> [--data-dir DIR]
   list       print every key ever used (JSON array of public key info)
   rotate     add a new active key and retire the current one (kept for verification)
 
-  --data-dir DIR   data directory; keys live in DIR/keys (default DATA_DIR, else ./data)
+  --data-dir DIR       data directory; keys live in DIR/keys (default DATA_DIR, else ./data)
+  --database-url URL   the service's database (default DATABASE_URL). With KEY_ENCRYPTION_KEY
+                       set the keys live there and rotate returns once every instance signs
+                       with the new key; without it, list shows the keys recorded there
 `;
 
 const ACTIONS = ['generate', 'list', 'rotate'];
 
 const OPTIONS = {
   'data-dir': { type: 'string' },
+  'database-url': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
   let action: string;
   let dataDir: string;
+  let config: Config;
   try {
     const { values, positionals } = parseCommandArgs(argv, OPTIONS);
     if (values.help) {
@@ -43,7 +53,8 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       const guess = didYouMean(action, ACTIONS);
       throw new UsageError(`unknown action '${action}'${guess ? ` — did you mean '${guess}'?` : ''}`);
     }
-    dataDir = loadConfig(undefined, { 'data-dir': values['data-dir'] }).dataDir;
+    config = loadConfig(undefined, { 'data-dir': values['data-dir'], 'database-url': values['database-url'] });
+    dataDir = config.dataDir;
   } catch (e) {
     if (e instanceof ConfigError) {
       io.stderr(`aov keys: invalid configuration: ${e.message}\n`);
@@ -53,6 +64,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     io.stderr(`aov keys: ${e.message}\n${USAGE}`);
     return 2;
   }
+  if (config.keyEncryptionKey || (usesDatabaseUrl(argv) && action === 'list')) return databaseKeys(action, config, io);
   const keysDir = path.join(dataDir, 'keys');
   const ring = createKeyRing({ dir: keysDir });
   try {
@@ -78,5 +90,46 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   } catch (e) {
     io.stderr(`aov keys: ${e instanceof Error ? e.message : String(e)}\n`);
     return 2;
+  }
+}
+
+function usesDatabaseUrl(argv: string[]): boolean {
+  return argv.some((a) => a === '--database-url' || a.startsWith('--database-url='));
+}
+
+async function databaseKeys(action: string, config: Config, io: CliIO): Promise<number> {
+  let store;
+  try {
+    store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: config.databaseSchema });
+  } catch (e) {
+    io.stderr(`aov keys: cannot open the database: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 2;
+  }
+  try {
+    const kek = config.keyEncryptionKey;
+    if (action === 'list' || !kek) {
+      const rows = await store.signingKeys();
+      const list = rows.map(({ privateKey: _p, createdAt: _c, ...k }) => ({ ...k, algorithm: 'Ed25519', publicKeyEncoding: 'base64 of the raw 32-byte Ed25519 public key' }));
+      io.stdout(`${JSON.stringify(list, null, 2)}\n`);
+      return 0;
+    }
+    if (action === 'rotate') {
+      const info = await rotateDatabaseKeys(store, kek);
+      io.stderr(`aov keys: ${info.keyVersion} is now the active key in the database; every instance signs with it from ${info.notBefore}\n`);
+      io.stdout(`${JSON.stringify(info, null, 2)}\n`);
+      return 0;
+    }
+    // generate: creates the first key when the database has none.
+    const existed = (await store.signingKeys()).length > 0;
+    const ring = await createDatabaseKeyRing({ store, kek });
+    ring.close();
+    if (existed) io.stderr("aov keys: keys already exist in the database; use 'aov keys rotate' for a new one\n");
+    io.stdout(`${JSON.stringify(ring.active(), null, 2)}\n`);
+    return 0;
+  } catch (e) {
+    io.stderr(`aov keys: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 2;
+  } finally {
+    await store.close();
   }
 }

@@ -44,8 +44,12 @@ export interface SigningKey {
 }
 
 export interface KeyRing {
-  /** The active key (generated on first use by a file ring). */
-  signer(): SigningKey;
+  /**
+   * The key to sign with (generated on first use by a file ring unless told not to).
+   * `at` (RFC 3339) is the signature's timestamp: a ring whose keys have scheduled
+   * windows picks the key valid at that instant.
+   */
+  signer(at?: string): SigningKey;
   /** Public info of the active key. */
   active(): PublicKeyInfo;
   /** Every key ever used, oldest first (empty before the first key is generated). */
@@ -62,6 +66,18 @@ export interface KeyRingOptions {
   /** The keys directory, e.g. `<dataDir>/keys`. Created with mode 0700 when missing. */
   dir: string;
   clock?: () => Date;
+  /**
+   * Generate the first key when the directory has none (default true). The service
+   * turns this off after its first start: a key that went missing must never be
+   * silently replaced by a new one (earlier receipts would no longer match the card).
+   */
+  generateWhenEmpty?: boolean;
+}
+
+/** A file key ring also says which loaded keys no longer have their files. */
+export interface FileKeyRing extends KeyRing {
+  /** Versions of keys loaded earlier whose files are gone (they still sign from memory), or why the directory cannot be read. */
+  missing(): string[];
 }
 
 interface LoadedKey {
@@ -112,7 +128,7 @@ function byAge(a: LoadedKey, b: LoadedKey): number {
 }
 
 /** A key ring backed by PEM + metadata files in `options.dir`. */
-export function createKeyRing(options: KeyRingOptions): KeyRing {
+export function createKeyRing(options: KeyRingOptions): FileKeyRing {
   const dir = path.resolve(options.dir);
   const clock = options.clock ?? (() => new Date());
   /** Parsed private keys by keyVersion: each PEM is parsed once per process. */
@@ -219,18 +235,39 @@ export function createKeyRing(options: KeyRingOptions): KeyRing {
   function loaded(): LoadedKey[] {
     const mtime = dirMtime();
     if (!keys || mtime !== seenMtime) {
-      keys = load();
+      try {
+        keys = merge(load());
+        unreadable = null;
+      } catch (e) {
+        // Keys already in memory keep signing; the problem is reported instead of failing every request.
+        if (!keys) throw e;
+        unreadable = e instanceof Error ? e.message : String(e);
+      }
       seenMtime = mtime;
     }
     return keys;
+  }
+  let unreadable: string | null = null;
+
+  /** Keys are never dropped: one loaded earlier whose files vanished stays (from memory) and is reported missing. */
+  let missingVersions: string[] = [];
+  function merge(fresh: LoadedKey[]): LoadedKey[] {
+    if (!keys) return fresh;
+    const seen = new Set(fresh.map((k) => k.meta.keyVersion));
+    const gone = keys.filter((k) => !seen.has(k.meta.keyVersion));
+    missingVersions = gone.map((k) => k.meta.keyVersion);
+    return gone.length === 0 ? fresh : [...fresh, ...gone].sort(byAge);
   }
 
   function current(): LoadedKey {
     let k = newest(loaded());
     if (!k) {
+      if (options.generateWhenEmpty === false) {
+        throw new Error(`no signing key in ${dir}, and this service does not create one after its first start (restore the key files)`);
+      }
       k = generate(clock());
       // Re-read rather than append: the new files changed the directory, so loaded() would list the key already.
-      keys = load();
+      keys = merge(load());
       seenMtime = dirMtime();
     }
     return k;
@@ -253,13 +290,17 @@ export function createKeyRing(options: KeyRingOptions): KeyRing {
         const meta: KeyMeta = { ...old.meta, status: 'retired', notAfter: rfc3339Seconds(now) };
         writeMeta(meta, old.createdAt);
       }
-      keys = load();
+      keys = merge(load());
       seenMtime = dirMtime();
       return { ...fresh.info };
     },
     reload: () => {
-      keys = load();
+      keys = merge(load());
       seenMtime = dirMtime();
+    },
+    missing: () => {
+      loaded();
+      return unreadable ? [...missingVersions, unreadable] : [...missingVersions];
     },
   };
 }

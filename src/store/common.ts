@@ -5,7 +5,7 @@
  * rows and records. Only the SQL dialect stays in each store.
  */
 import { invalidRequest } from '../errors.js';
-import type { AllowanceState, HistoryEntry, PaymentEvent, PaymentEventKind, PaymentKey, PendingSettlement, ReceiptRecord, ReputationPage } from './store.js';
+import type { AllowanceState, HistoryEntry, PaymentEvent, PaymentEventKind, PaymentKey, PendingSettlement, ReceiptRecord, ReputationPage, SigningKeyRecord } from './store.js';
 
 const DAY_RE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
@@ -203,5 +203,36 @@ export function toPending(r: PendingRow): PendingSettlement {
     transaction: r.transaction_hash,
     createdAt: r.created_at,
     state: r.state,
+  };
+}
+
+/** Columns of a signing key row, in {@link signingKeyValues} order. */
+export const SIGNING_KEY_COLUMNS = 'key_version, public_key, status, not_before, not_after, created_at, private_key';
+
+export interface SigningKeyRow {
+  key_version: string;
+  public_key: string;
+  status: 'active' | 'retired';
+  not_before: string;
+  not_after: string | null;
+  created_at: string;
+  private_key: string | null;
+}
+
+export function signingKeyValues(k: SigningKeyRecord): unknown[] {
+  if (typeof k.keyVersion !== 'string' || !/^k-\d{8}-[0-9a-f]{8,32}$/.test(k.keyVersion)) throw new TypeError(`bad key version ${JSON.stringify(k.keyVersion)}`);
+  if (k.status !== 'active' && k.status !== 'retired') throw new TypeError('status must be active or retired');
+  return [k.keyVersion, k.publicKey, k.status, k.notBefore, k.notAfter, k.createdAt, k.privateKey];
+}
+
+export function toSigningKey(r: SigningKeyRow): SigningKeyRecord {
+  return {
+    keyVersion: r.key_version,
+    publicKey: r.public_key,
+    status: r.status,
+    notBefore: r.not_before,
+    notAfter: r.not_after,
+    createdAt: r.created_at,
+    privateKey: r.private_key,
   };
 }

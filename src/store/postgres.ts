@@ -19,16 +19,20 @@ import {
   RECEIPT_COLUMNS,
   receiptValues,
   reputationPage,
+  SIGNING_KEY_COLUMNS,
+  signingKeyValues,
   toEvent,
   toPending,
+  toSigningKey,
   type EventRow,
   type HistoryRow,
   type PendingRow,
+  type SigningKeyRow,
 } from './common.js';
 import { storeFaultReason } from './faults.js';
 import { createPostgresLog } from './log-postgres.js';
 import { POSTGRES_MIGRATIONS, type PgMigration } from './migrations/postgres.js';
-import type { AllowanceState, PaymentEvent, PaymentKey, PendingSettlement, ReceiptRecord, ReputationPage, Store } from './store.js';
+import type { AllowanceState, PaymentEvent, PaymentKey, PendingSettlement, ReceiptRecord, ReputationPage, SigningKeyRecord, Store } from './store.js';
 
 /** The part of the `pg` API this store uses (the package ships no types). */
 interface PgQueryResult<R> {
@@ -333,6 +337,39 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       } catch {
         return false;
       }
+    },
+
+    async signingKeys(): Promise<SigningKeyRecord[]> {
+      const r = await pool.query<SigningKeyRow>(`SELECT ${SIGNING_KEY_COLUMNS} FROM ${q}.signing_keys ORDER BY created_at ASC, key_version ASC`);
+      return r.rows.map(toSigningKey);
+    },
+
+    async recordSigningKeys(keys: SigningKeyRecord[]): Promise<void> {
+      const rows = keys.map(signingKeyValues);
+      if (rows.length === 0) return;
+      await withTransaction(pool, async (c) => {
+        for (const r of rows) {
+          await c.query(
+            `INSERT INTO ${q}.signing_keys AS signing_keys (${SIGNING_KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (key_version) DO UPDATE SET
+           status = CASE WHEN excluded.status = 'retired' THEN 'retired' ELSE signing_keys.status END,
+           not_after = COALESCE(signing_keys.not_after, excluded.not_after)`,
+            r,
+          );
+        }
+      });
+    },
+
+    async addSigningKey(key: SigningKeyRecord, opts?: { onlyIfEmpty?: boolean }): Promise<boolean> {
+      const row = signingKeyValues(key);
+      return withTransaction(pool, async (c) => {
+        // One rotation at a time, across instances and the CLI.
+        await c.query(`LOCK TABLE ${q}.signing_keys IN EXCLUSIVE MODE`);
+        if (opts?.onlyIfEmpty && (await c.query(`SELECT 1 FROM ${q}.signing_keys LIMIT 1`)).rows.length > 0) return false;
+        await c.query(`UPDATE ${q}.signing_keys SET status = 'retired', not_after = $1 WHERE status = 'active'`, [key.notBefore]);
+        await c.query(`INSERT INTO ${q}.signing_keys (${SIGNING_KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`, row);
+        return true;
+      });
     },
 
     async check(): Promise<string | null> {

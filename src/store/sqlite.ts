@@ -23,16 +23,20 @@ import {
   RECEIPT_COLUMNS,
   receiptValues,
   reputationPage,
+  SIGNING_KEY_COLUMNS,
+  signingKeyValues,
   toEvent,
   toPending,
+  toSigningKey,
   type EventRow,
   type HistoryRow,
   type PendingRow,
+  type SigningKeyRow,
 } from './common.js';
 import { createSqliteLog } from './log-sqlite.js';
 import { SQLITE_MIGRATIONS, type Migration } from './migrations/sqlite.js';
 import { StoreFaultError } from './faults.js';
-import type { AllowanceState, PaymentEvent, PaymentKey, PendingSettlement, ReceiptRecord, ReputationPage, Store } from './store.js';
+import type { AllowanceState, PaymentEvent, PaymentKey, PendingSettlement, ReceiptRecord, ReputationPage, SigningKeyRecord, Store } from './store.js';
 
 /** The part of the better-sqlite3 API this store uses (the package ships no types). */
 interface SqliteStatement {
@@ -288,6 +292,27 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       return rows.map(toEvent);
     },
 
+    async signingKeys(): Promise<SigningKeyRecord[]> {
+      return (s.signingKeys.all() as SigningKeyRow[]).map(toSigningKey);
+    },
+
+    async recordSigningKeys(keys: SigningKeyRecord[]): Promise<void> {
+      const rows = keys.map(signingKeyValues);
+      db.transaction(() => {
+        for (const r of rows) s.recordSigningKey.run(...r);
+      }).immediate();
+    },
+
+    async addSigningKey(key: SigningKeyRecord, opts?: { onlyIfEmpty?: boolean }): Promise<boolean> {
+      const row = signingKeyValues(key);
+      return db.transaction(() => {
+        if (opts?.onlyIfEmpty && s.anySigningKey.get()) return false;
+        s.retireSigningKeys.run(key.notBefore);
+        s.insertSigningKey.run(...row);
+        return true;
+      }).immediate();
+    },
+
     async health(): Promise<boolean> {
       if (closed) return false;
       try {
@@ -383,6 +408,14 @@ function prepareStatements(db: SqliteDatabase) {
     markPendingSettled: db.prepare(`UPDATE pending_settlements SET state = 'settled', transaction_hash = coalesce(?, transaction_hash) WHERE network = ? AND payer = ? AND nonce = ?`),
     deletePending: db.prepare('DELETE FROM pending_settlements WHERE network = ? AND payer = ? AND nonce = ?'),
     ping: db.prepare('SELECT 1 AS ok'),
+    signingKeys: db.prepare(`SELECT ${SIGNING_KEY_COLUMNS} FROM signing_keys ORDER BY created_at ASC, key_version ASC`),
+    anySigningKey: db.prepare('SELECT 1 AS one FROM signing_keys LIMIT 1'),
+    retireSigningKeys: db.prepare("UPDATE signing_keys SET status = 'retired', not_after = ? WHERE status = 'active'"),
+    insertSigningKey: db.prepare(`INSERT INTO signing_keys (${SIGNING_KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`),
+    recordSigningKey: db.prepare(`INSERT INTO signing_keys (${SIGNING_KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (key_version) DO UPDATE SET
+           status = CASE WHEN excluded.status = 'retired' THEN 'retired' ELSE signing_keys.status END,
+           not_after = COALESCE(signing_keys.not_after, excluded.not_after)`),
     probe: db.prepare('UPDATE schema_migrations SET name = name WHERE version = (SELECT min(version) FROM schema_migrations)'),
   };
 }

@@ -117,6 +117,21 @@ export interface PaymentEvent {
   detail: string | null;
 }
 
+/** One signing key as the store keeps it (public state; the private key only in database key mode, encrypted). */
+export interface SigningKeyRecord {
+  keyVersion: string;
+  /** Standard base64 of the raw 32-byte Ed25519 public key. */
+  publicKey: string;
+  status: 'active' | 'retired';
+  /** RFC 3339 UTC, whole seconds. */
+  notBefore: string;
+  notAfter: string | null;
+  /** RFC 3339 UTC with milliseconds: creation order. */
+  createdAt: string;
+  /** Encrypted PKCS#8 (see receipts/key-store.ts), or null when the private key lives elsewhere. */
+  privateKey: string | null;
+}
+
 export interface Store extends TransparencyLogStore {
   /** Create or upgrade the schema (versioned migrations). Idempotent. */
   migrate(): Promise<void>;
@@ -165,6 +180,20 @@ export interface Store extends TransparencyLogStore {
   recordPaymentEvent(event: PaymentEvent): Promise<void>;
   /** The ledger, for tests and operators. */
   paymentEvents(filter?: { verificationId?: string }): Promise<PaymentEvent[]>;
+
+  /** Every signing key ever recorded, oldest first. */
+  signingKeys(): Promise<SigningKeyRecord[]>;
+  /**
+   * Record keys that exist elsewhere (key files): inserts the ones not yet known,
+   * retires known ones that are given as retired; never deletes, never un-retires.
+   */
+  recordSigningKeys(keys: SigningKeyRecord[]): Promise<void>;
+  /**
+   * Rotation in one transaction: every active key gets `notAfter = key.notBefore` and
+   * status retired, then `key` is inserted. With `onlyIfEmpty`, nothing happens (false)
+   * when any key is already recorded (concurrent first starts agree on one key).
+   */
+  addSigningKey(key: SigningKeyRecord, options?: { onlyIfEmpty?: boolean }): Promise<boolean>;
 
   /** True when the database answers. */
   health(): Promise<boolean>;

@@ -115,7 +115,7 @@ export function createAttestor(options: AttestorOptions): Attestor {
       if (context === 'verify' && 'verified_at' in response && response.verified_at !== timestamp) {
         throw new Error('verified_at must equal the attestation timestamp');
       }
-      const signer = options.keyRing.signer();
+      const signer = options.keyRing.signer(timestamp);
       const keyVersion = signer.keyVersion;
       const { block, canonical } = verifyBlock(keyVersion);
       // A spread clone keeps V8's fast object layout (copying key by key or deleting would

@@ -133,4 +133,20 @@ export const POSTGRES_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX pending_settlements_state ON ${s}.pending_settlements (state, created_at);
     `,
   },
+  {
+    version: 4,
+    name: 'signing keys',
+    // Every key that ever signed, so the agent card never loses one; private_key only when keys are kept in the database (encrypted).
+    sql: (s) => `
+      CREATE TABLE ${s}.signing_keys (
+        key_version TEXT COLLATE "C" PRIMARY KEY,
+        public_key  TEXT NOT NULL,
+        status      TEXT NOT NULL CHECK (status IN ('active', 'retired')),
+        not_before  TEXT NOT NULL,
+        not_after   TEXT,
+        created_at  TEXT NOT NULL,
+        private_key TEXT
+      );
+    `,
+  },
 ];
