@@ -14,7 +14,7 @@ import { DEFAULT_TOLERANCE } from '../core/request-rules.js';
 import { canonicalize, sortKeys } from './jcs.js';
 
 /**
- * A rule with exactly the SPEC §5.1 keys, defaults filled in, written straight
+ * A rule with exactly the keys of docs/protocol.md#hashes, defaults filled in, written straight
  * in JCS key order (no intermediate object to build and sort: this runs per request).
  */
 function canonicalRule(rule: Rule): string {
@@ -70,7 +70,7 @@ export function spliceRequest(request: VerificationRequest, schemaCanonical: str
 
 /**
  * The canonical (JCS) form of a request with every default filled in: exactly
- * the eight hashed fields, `detail` excluded (SPEC §5.1). Its SHA-256 is the
+ * the eight hashed fields, `detail` excluded (docs/protocol.md#hashes). Its SHA-256 is the
  * request_hash.
  */
 export function canonicalRequest(request: VerificationRequest): string {

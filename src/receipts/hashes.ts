@@ -1,5 +1,5 @@
 /**
- * @module The four receipt hashes of SPEC §5.1: SHA-256 (lowercase hex) of the
+ * @module The four receipt hashes of docs/protocol.md#hashes: SHA-256 (lowercase hex) of the
  * UTF-8 bytes of the JCS form of the output, the schema, the rules/bounds as
  * supplied, and the whole request with every default filled in (the canonical
  * forms themselves are in canonical-request.ts). The output and schema are
