@@ -139,6 +139,13 @@ export function Playground({ site }: { site: Site }) {
       const output = (parseJsonText(fields.output) as { value?: unknown }).value;
       if (res.status === 200) {
         setOutcome({ status: 200, allowance, receiptText: res.text, receipt: JSON.parse(res.text) as Receipt, output });
+      } else if (res.status === 402) {
+        // x402: the free allowance is spent (or the body is over the free size); this page cannot pay.
+        setOutcome({
+          status: 402,
+          allowance,
+          error: { code: 'payment_required', message: 'This server charges for this verification (x402): the free allowance is used up or the request is over the free size. Use an x402 client, or try again after the allowance resets.', status: 402 },
+        });
       } else {
         setOutcome({ status: res.status, allowance, error: errorFrom(res) });
       }
