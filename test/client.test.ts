@@ -15,8 +15,8 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVerifierClient, VerifierError, type VerifierClient } from '../src/client/index.js';
 import type { ApiErrorBody, Receipt, Reputation, TrustScore, VerificationRequest } from '../src/client/index.js';
-import { ERROR_SCHEMA, RECEIPT_SCHEMA, TRUST_SCORE_SCHEMA, VERIFICATION_REQUEST_SCHEMA } from '../src/service/wire-schemas.js';
-import { reputationSchema } from '../src/http/schemas.js';
+import { ERROR_SCHEMA, RECEIPT_SCHEMA, VERIFICATION_REQUEST_SCHEMA } from '../src/service/wire-schemas.js';
+import { logCheckpointRefSchema, reputationSchema, trustScoreSchema } from '../src/http/schemas.js';
 import { BASE_USDC } from '../src/payments/config.js';
 import { projectRoot, startApp, tempDir, type Running } from './http-helpers.js';
 import { createPaymentFixture, PAY_TO_EVM, PAY_TO_SOLANA, type PaymentFixture } from './payments-helpers.js';
@@ -24,12 +24,13 @@ import { createPaymentFixture, PAY_TO_EVM, PAY_TO_SOLANA, type PaymentFixture } 
 const INVOICE = JSON.parse(readFileSync(path.join(projectRoot, 'test', 'fixtures', 'invoice-pass.request.json'), 'utf8')) as VerificationRequest;
 const invoice = (taskId: string, agentId: string, extra: Partial<VerificationRequest> = {}): VerificationRequest => ({ ...INVOICE, task_id: taskId, agent_id: agentId, ...extra });
 
-const ajv = new Ajv2020({ strict: false, allErrors: true });
+// The schemas as /openapi.json serves them (with their shared $ref targets).
+const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+ajv.addSchema(logCheckpointRefSchema);
 const validReceipt = ajv.compile(RECEIPT_SCHEMA);
-const validScore = ajv.compile(TRUST_SCORE_SCHEMA);
+const validScore = ajv.compile(trustScoreSchema);
 const validError = ajv.compile(ERROR_SCHEMA);
-const { $id: _id, ...reputationWire } = reputationSchema;
-const validReputation = ajv.compile(reputationWire);
+const validReputation = ajv.compile(reputationSchema);
 
 /** `text` with the one character at `index` replaced by another (an ASCII digit or letter, so the JSON stays valid). */
 function oneByteChanged(text: string, index: number): string {
@@ -163,12 +164,14 @@ describe('client against a live server (payments off)', () => {
       errors_omitted: 1, errors_detail: 1, errors_detail_total: 1, errors_detail_omitted: 1, flags: 1, flags_total: 1, flags_omitted: 1,
       hints: 1, hints_total: 1, hints_omitted: 1, schema_compliance: 1, integrity_checks: 1, overall: 1, verify: 1, attestation: 1,
     } satisfies Record<keyof Receipt, 1>;
-    const scoreKeys = { agent_id: 1, score: 1, inputs: 1, scored_at: 1, verify: 1, attestation: 1 } satisfies Record<keyof TrustScore, 1>;
+    const scoreKeys = { agent_id: 1, score: 1, inputs: 1, scored_at: 1, log_checkpoint: 1, verify: 1, attestation: 1 } satisfies Record<keyof TrustScore, 1>;
     const errorKeys = { code: 1, message: 1, status: 1, retryable: 1, charged: 1, next_actions: 1, fields: 1, retry_after: 1 } satisfies Record<keyof ApiErrorBody, 1>;
-    const reputationKeys = { agent_id: 1, verifications: 1, passes: 1, fails: 1, pass_rate: 1, first_seen: 1, last_seen: 1, history: 1, next_cursor: 1 } satisfies Record<keyof Reputation, 1>;
+    const reputationKeys = {
+      agent_id: 1, verifications: 1, passes: 1, fails: 1, pass_rate: 1, first_seen: 1, last_seen: 1, history: 1, next_cursor: 1, log_checkpoint: 1,
+    } satisfies Record<keyof Reputation, 1>;
     const sorted = (o: object) => Object.keys(o).sort();
     expect(sorted(requestKeys)).toEqual(sorted(VERIFICATION_REQUEST_SCHEMA.properties));
-    expect(sorted(scoreKeys)).toEqual(sorted(TRUST_SCORE_SCHEMA.properties));
+    expect(sorted(scoreKeys)).toEqual(sorted(trustScoreSchema.properties));
     expect(sorted(errorKeys)).toEqual(sorted(ERROR_SCHEMA.properties));
     expect(sorted(reputationKeys)).toEqual(sorted(reputationSchema.properties));
     // The receipt schema lists the fields every form shares; the type adds the full form's lists.

@@ -131,6 +131,13 @@ export interface Receipt {
   attestation: Attestation;
 }
 
+/** The transparency-log tree head a reputation page or trust score was computed at. */
+export interface LogCheckpointRef {
+  tree_size: number;
+  /** Standard base64 of the 32-byte root hash, as in GET /log/checkpoint. */
+  root_hash: string;
+}
+
 /** The signed trust score of GET /score/{agent_id}. */
 export interface TrustScore {
   agent_id: string;
@@ -139,6 +146,8 @@ export interface TrustScore {
   /** What the score was computed from (method, counts, weights). */
   inputs: { [key: string]: JsonValue };
   scored_at?: string;
+  /** The log checkpoint covering every receipt counted, when the service keeps a transparency log. */
+  log_checkpoint?: LogCheckpointRef;
   verify: VerifyBlock;
   attestation: Attestation;
 }
@@ -163,6 +172,8 @@ export interface Reputation {
   history: HistoryEntry[];
   /** Pass it as `cursor` for the next (older) page; null on the last page. */
   next_cursor: string | null;
+  /** The log checkpoint covering every receipt counted, when the service keeps a transparency log. */
+  log_checkpoint?: LogCheckpointRef;
 }
 
 export interface ErrorField {
