@@ -1,6 +1,6 @@
 /**
  * @module The one table of error codes. Every non-payment error the service, the
- * CLI or the MCP adapter reports comes from here, in the SPEC §6 shape. A code is
+ * CLI or the MCP adapter reports comes from here, in the one shape of docs/protocol.md#errors. A code is
  * never reused for another meaning; add a new row instead.
  */
 
@@ -78,7 +78,7 @@ export const ERROR_TABLE = {
 
 export type ErrorCode = keyof typeof ERROR_TABLE;
 
-/** The wire shape of SPEC §6. */
+/** The wire shape of docs/protocol.md#errors. */
 export interface ErrorBody {
   code: ErrorCode;
   message: string;

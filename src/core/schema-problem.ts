@@ -1,7 +1,7 @@
 /**
  * @module Turns a SchemaCompileError into the 422 field problem a caller can
  * act on: the schema is part of the request, so a schema that cannot be used
- * is an invalid request naming `expected_schema` (SPEC §2.1: unresolved
+ * is an invalid request naming `expected_schema` (docs/protocol.md#schema-checks: unresolved
  * `$ref`s are named, never fetched).
  */
 import type { FieldProblem } from '../errors.js';

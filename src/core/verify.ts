@@ -1,5 +1,5 @@
 /**
- * @module The verifier: one ParsedRequest in, one Verdict out (SPEC §2–§4).
+ * @module The verifier: one ParsedRequest in, one Verdict out (docs/protocol.md#checks to #response).
  * Compiles (or fetches from a cache) the schema, runs the schema checks with
  * counting, the built-in integrity checks, content checks, bounds and rules,
  * and hands everything to buildVerdict. Pure: no I/O, no clock.

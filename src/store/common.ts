@@ -80,7 +80,7 @@ export function assertPageLimit(limit: number): void {
   }
 }
 
-/** passes / verifications rounded to 6 decimals; 0 when none (SPEC §6 reputation). */
+/** passes / verifications rounded to 6 decimals; 0 when none (docs/protocol.md#reputation-and-trust-score). */
 export function passRate(passes: number, verifications: number): number {
   return verifications === 0 ? 0 : Math.round((passes / verifications) * 1e6) / 1e6;
 }

@@ -1,7 +1,7 @@
 /**
  * @module The schema-engine interface. The verifier depends only on this, so the
  * engine can be swapped. An engine compiles a JSON Schema once and evaluates
- * instances many times, counting checks as SPEC §2.1 defines them.
+ * instances many times, counting checks as docs/protocol.md#schema-checks defines them.
  */
 import type { Json } from '../types.js';
 
@@ -23,7 +23,7 @@ export interface SchemaFailure {
 
 export interface SchemaEvaluation {
   valid: boolean;
-  /** Checks that passed / were evaluated (SPEC §2.1 counting). passed <= total always. */
+  /** Checks that passed / were evaluated (counting as in docs/protocol.md#schema-checks). passed <= total always. */
   passed: number;
   total: number;
   failures: SchemaFailure[];

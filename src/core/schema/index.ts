@@ -1,7 +1,7 @@
 /**
  * @module The JSON Schema engine: compile once into closures (plus generated
  * code for the common keywords), evaluate many times, counting checks as
- * SPEC §2.1 defines them. Also a bounded LRU cache of compiled schemas keyed by
+ * docs/protocol.md#schema-checks defines them. Also a bounded LRU cache of compiled schemas keyed by
  * the caller (the schema hash).
  *
  * Counting decisions where §2.1 leaves room:
