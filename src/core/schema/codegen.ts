@@ -36,6 +36,12 @@ export interface CodegenSource {
   /** Schema path of a compiled schema object. */
   pathOf(node: JsonObject): string;
   assertFormats: boolean;
+  /**
+   * Inlined schemas left for all generated functions of one compiled schema:
+   * shared, so generated code stays linear in the schema's size however many
+   * reference targets get a function of their own.
+   */
+  budget: { left: number };
 }
 
 const MAX_INLINED_NODES = 150;
@@ -183,7 +189,7 @@ class Generator {
   /** Whether a subschema can be inlined (otherwise it is called as a closure). */
   private inlinable(node: Json, depth: number): node is JsonObject {
     if (typeof node !== 'object' || node === null || Array.isArray(node)) return false;
-    if (depth >= MAX_DEPTH || this.inlined >= MAX_INLINED_NODES) return false;
+    if (depth >= MAX_DEPTH || this.inlined >= MAX_INLINED_NODES || this.src.budget.left <= 0) return false;
     const kws = this.src.keywordsOf(node);
     if (kws === undefined) return false;
     if (node.$id !== undefined && depth > 0) return false;
@@ -193,6 +199,7 @@ class Generator {
   /** Emit the code of an object schema applied to `d`, at path `segs` below the function's root. */
   node(schema: JsonObject, d: string, segs: string[], depth: number): void {
     this.inlined++;
+    this.src.budget.left--;
     this.stack.push(schema);
     const kws = this.src.keywordsOf(schema)!;
     const dialect = this.src.dialectOf(schema);

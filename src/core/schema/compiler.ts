@@ -87,6 +87,8 @@ export class Compiler {
   private readonly refTargets: Array<{ node: Json; holder: Holder }> = [];
   private readonly extra = new Map<string, Json>();
   private readonly pendingDynamic: ResourceEntry[] = [];
+  /** Schemas all generated functions may still inline (see CodegenSource.budget). */
+  private inlineBudget: { left: number } | undefined;
   readonly state: CompileState;
 
   constructor(private readonly options: CompilerOptions) {
@@ -116,6 +118,7 @@ export class Compiler {
   private accelerate(node: Json, holder: Holder): Validate | null {
     if (!isObject(node) || (holder as { fast?: boolean }).fast) return null;
     const src: CodegenSource = {
+      budget: (this.inlineBudget ??= { left: 4 * this.compiled.size + 1000 }),
       assertFormats: this.state.assertFormats,
       keywordsOf: (n) => this.compiled.get(n)?.keywords,
       weightOf: (n) => this.compiled.get(n)!.weight,
