@@ -549,7 +549,13 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       state: 'pending',
     };
     // Durable and invisible before any money moves: a crash from here on is reconciled at the next start.
-    await store.savePendingSettlement(pending);
+    try {
+      await store.savePendingSettlement(pending);
+    } catch (e) {
+      // Nothing was settled: free the authorization for a retry, and report the error (never charged).
+      if (!ticket.settled) await cancel(ticket, 'store_failed', verificationId).catch(() => undefined);
+      throw e;
+    }
     if (ticket.settled) {
       await finishSettled(pending, ticket.settled);
       return { ok: true, settlement: ticket.settled };

@@ -54,6 +54,14 @@ export interface MemoryEvmChain {
   settledTransfers(): number;
   /** Make the next `count` writes fail as a reverted transaction (for failure-path tests). */
   failNextWrites(count: number): void;
+  /**
+   * Automine off (true) or on (false, the default). Off, a transfer is accepted and gets its hash
+   * but only takes effect at `mine()`; until then its receipt is not found (like a node whose block
+   * has not come yet), so a facilitator's wait for it times out.
+   */
+  setAutomine(on: boolean): void;
+  /** Mine every held transaction, in order (a held transfer that became invalid reverts). */
+  mine(): Promise<void>;
 }
 
 const MULTICALL3 = '0xcA11bde05977b3631167028862bE2a173976CA11';
@@ -110,6 +118,8 @@ export function createMemoryEvmChain(options: MemoryEvmChainOptions): MemoryEvmC
   let txCounter = 0;
   let settled = 0;
   let failWrites = 0;
+  let automine = true;
+  const held: Array<{ hash: Hex; token: TokenState; args: TransferArgs }> = [];
   const facilitator = getAddress(options.facilitatorAddress);
 
   const tokenAt = (address: string): TokenState => {
@@ -148,6 +158,38 @@ export function createMemoryEvmChain(options: MemoryEvmChainOptions): MemoryEvmC
     }).catch(() => false);
     if (!ok) throw new Revert('FiatTokenV2: invalid signature');
     if (balance(t, a.from) < a.value) throw new Revert('ERC20: transfer amount exceeds balance');
+  }
+
+  /** Execute a transfer in a block: re-checked, then applied, with its receipt. */
+  async function apply(hash: Hex, t: TokenState, a: TransferArgs): Promise<void> {
+    try {
+      await checkTransfer(t, a);
+    } catch {
+      receipts.set(hash, { status: 'reverted', logs: [] });
+      return;
+    }
+    // Re-check the nonce after the await: two writes with the same authorization must not both apply.
+    const key = nonceKey(a.from, a.nonce);
+    if (t.usedNonces.has(key) || balance(t, a.from) < a.value) {
+      receipts.set(hash, { status: 'reverted', logs: [] });
+      return;
+    }
+    t.usedNonces.add(key);
+    t.balances.set(a.from.toLowerCase(), balance(t, a.from) - a.value);
+    t.balances.set(a.to.toLowerCase(), balance(t, a.to) + a.value);
+    settled++;
+    const log = {
+      address: t.address,
+      topics: encodeEventTopics({ abi: TRANSFER_EVENT, eventName: 'Transfer', args: { from: getAddress(a.from), to: getAddress(a.to) } }),
+      data: encodeAbiParameters([{ type: 'uint256' }], [a.value]),
+      blockHash: null,
+      blockNumber: null,
+      logIndex: null,
+      transactionHash: hash,
+      transactionIndex: null,
+      removed: false,
+    } as unknown as Log;
+    receipts.set(hash, { status: 'success', logs: [log] });
   }
 
   async function read(address: string, functionName: string, args: readonly unknown[]): Promise<unknown> {
@@ -214,26 +256,14 @@ export function createMemoryEvmChain(options: MemoryEvmChainOptions): MemoryEvmC
       }
       // Like a node's gas estimation: a transaction that would revert is not sent.
       await checkTransfer(t, a);
-      // Re-check the nonce after the await: two writes with the same authorization must not both apply.
-      const key = nonceKey(a.from, a.nonce);
-      if (t.usedNonces.has(key)) throw new Revert('FiatTokenV2: authorization is used or canceled');
+      if (!automine) {
+        held.push({ hash, token: t, args: a });
+        return hash;
+      }
+      // Re-check after the await: of two writes with the same authorization only one is sent.
+      if (t.usedNonces.has(nonceKey(a.from, a.nonce))) throw new Revert('FiatTokenV2: authorization is used or canceled');
       if (balance(t, a.from) < a.value) throw new Revert('ERC20: transfer amount exceeds balance');
-      t.usedNonces.add(key);
-      t.balances.set(a.from.toLowerCase(), balance(t, a.from) - a.value);
-      t.balances.set(a.to.toLowerCase(), balance(t, a.to) + a.value);
-      settled++;
-      const log = {
-        address: t.address,
-        topics: encodeEventTopics({ abi: TRANSFER_EVENT, eventName: 'Transfer', args: { from: getAddress(a.from), to: getAddress(a.to) } }),
-        data: encodeAbiParameters([{ type: 'uint256' }], [a.value]),
-        blockHash: null,
-        blockNumber: null,
-        logIndex: null,
-        transactionHash: hash,
-        transactionIndex: null,
-        removed: false,
-      } as unknown as Log;
-      receipts.set(hash, { status: 'success', logs: [log] });
+      await apply(hash, t, a);
       return hash;
     },
     async sendTransaction() {
@@ -262,6 +292,12 @@ export function createMemoryEvmChain(options: MemoryEvmChainOptions): MemoryEvmC
     settledTransfers: () => settled,
     failNextWrites(count) {
       failWrites = count;
+    },
+    setAutomine(on) {
+      automine = on;
+    },
+    async mine() {
+      for (const tx of held.splice(0)) await apply(tx.hash, tx.token, tx.args);
     },
   };
 }
