@@ -207,6 +207,7 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('pages in Chromium', () => {
     });
     expect(painted).toBeGreaterThan(500);
     await page.locator('#trust-score').waitFor();
+    expect(await page.locator('#log-checkpoint').textContent()).toMatch(/tree size \d+/);
     expect(await page.locator('table.inputs').textContent()).toContain('verifications30');
     await page.screenshot({ path: path.join(ARTIFACTS, 'agent.png'), fullPage: true });
     expect(await page.locator('table.history tbody tr').count()).toBe(20);

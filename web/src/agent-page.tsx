@@ -26,6 +26,8 @@ interface Reputation {
   last_seen: string | null;
   history: HistoryEntry[];
   next_cursor: string | null;
+  /** The transparency-log tree head these counts were computed from. */
+  log_checkpoint?: { tree_size: number; root_hash: string };
 }
 
 interface TrustScore {
@@ -130,6 +132,12 @@ export function AgentPage({ id, site }: { id: string; site: Site }) {
             <dt>Last seen</dt>
             <dd>{rep.last_seen ?? '—'}</dd>
           </dl>
+          {rep.log_checkpoint ? (
+            <p class="muted" id="log-checkpoint">
+              Computed from the transparency log at tree size {rep.log_checkpoint.tree_size} (root <code>{rep.log_checkpoint.root_hash}</code>):
+              anyone can recompute it from <a href="/log/checkpoint">the log</a>.
+            </p>
+          ) : null}
           <section aria-labelledby="trust-title">
             <h2 id="trust-title">Trust score</h2>
             <TrustScoreView isTest={isTest} paid={site.paymentsEnabled} score={score} id={id} />

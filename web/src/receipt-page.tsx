@@ -179,6 +179,10 @@ export function ReceiptPage({ id }: { id: string }) {
       </dl>
       <Scores schema={r.schema_compliance} integrity={r.integrity_checks} overall={r.overall} />
       <Hashes result={pastedResult ?? load.check} />
+      <p>
+        <a href={`/log/proof/${encodeURIComponent(id)}`}>Proof that this receipt is in the transparency log</a> (JSON: its index, an inclusion
+        proof and the checkpoint).
+      </p>
       <details>
         <summary>Raw receipt (exact bytes as stored)</summary>
         <pre class="raw" tabIndex={0}>{load.text}</pre>
