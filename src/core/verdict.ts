@@ -143,6 +143,13 @@ function verdictWithFailures(input: VerdictInput): Verdict {
   const lists = new Lists(cap);
 
   addSchemaFailures(lists, schema.failures);
+  if (schema.omitted !== undefined && schema.omitted > 0) {
+    // failures past the list cap were counted, not built: they still block and count
+    for (const k of schema.omittedKeywords ?? []) lists.block(`schema:${k}`);
+    lists.errorsTotal += schema.omitted;
+    lists.detailsTotal += schema.omitted;
+    lists.hintsTotal += schema.omitted;
+  }
   // An invalid verdict without a reported failure must still fail.
   let failed = !schema.valid || schema.failures.length > 0;
 

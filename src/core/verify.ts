@@ -44,12 +44,14 @@ function isSource(e: SchemaEngine | SchemaSource): e is SchemaSource {
   return typeof (e as SchemaSource).get === 'function';
 }
 
-/** Shared, never mutated by the engine: spares an options object per strict request. */
-const COLLECT_UNDECLARED: EvaluateOptions = Object.freeze({ collectUndeclared: true });
 
 export function createVerifier(options: VerifierOptions): Verifier {
   const { engine } = options;
   const listCap = options.listCap ?? DEFAULT_LIST_CAP;
+  // A response lists at most listCap failures: the rest are only counted, never built.
+  // Shared and never mutated by the engine: no options object per request.
+  const plain: EvaluateOptions = Object.freeze({ maxFailures: Math.max(1, listCap) });
+  const collecting: EvaluateOptions = Object.freeze({ maxFailures: Math.max(1, listCap), collectUndeclared: true });
   // Decided once, not per request.
   const source = isSource(engine) ? engine : null;
 
@@ -86,7 +88,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
       const strict = request.strict_content_check;
       let schema: SchemaEvaluation;
       try {
-        schema = compiled.evaluate(output, strict ? COLLECT_UNDECLARED : undefined);
+        schema = compiled.evaluate(output, strict ? collecting : plain);
       } catch (e) {
         throw asApiError(e);
       }

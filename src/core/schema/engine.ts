@@ -30,6 +30,13 @@ export interface SchemaEvaluation {
   /** Work done, in evaluation steps (WorkLimits.maxEvaluationSteps bounds it). */
   steps: number;
   /**
+   * Failures past EvaluateOptions.maxFailures: counted in `total − passed` but
+   * not built; `failures.length + omitted === total − passed`.
+   */
+  omitted?: number;
+  /** Keywords of the omitted failures, in first-seen order (for blocking checks). */
+  omittedKeywords?: string[];
+  /**
    * Only when requested (strict content check): concrete paths of object
    * properties not declared by any schema applying at that location
    * (`properties`, `patternProperties` or an explicit `additionalProperties` schema).
@@ -41,6 +48,8 @@ export interface EvaluateOptions {
   collectUndeclared?: boolean;
   /** A step budget for this evaluation only, in place of the engine's WorkLimits.maxEvaluationSteps. */
   maxSteps?: number;
+  /** Build at most this many failures (default: all); the rest are only counted (see SchemaEvaluation.omitted). */
+  maxFailures?: number;
 }
 
 export interface CompiledSchema {

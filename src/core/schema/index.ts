@@ -178,6 +178,7 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
           ctx.reset();
           const maxSteps = evalOptions?.maxSteps ?? limits.maxEvaluationSteps;
           ctx.maxSteps = maxSteps;
+          ctx.maxFailures = evalOptions?.maxFailures ?? Infinity;
           const collect = evalOptions?.collectUndeclared === true;
           if (collect) ctx.declared = [];
           let valid: boolean;
@@ -220,6 +221,10 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
             failures: ctx.failures === NO_FAILURES ? [] : ctx.failures,
             steps: ctx.steps,
           };
+          if (ctx.omitted > 0) {
+            result.omitted = ctx.omitted;
+            result.omittedKeywords = ctx.omittedKeywords;
+          }
           if (collect) result.undeclared = findUndeclared(instance, ctx.declared!);
           ctx.declared = null;
           ctx.failures = NO_FAILURES;

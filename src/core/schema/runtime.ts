@@ -81,6 +81,8 @@ export class StepLimitError extends Error {
 
 /** Steps charged per reported failure (building its path and message is the costly part). */
 export const FAILURE_STEPS = 100;
+/** Steps charged per failure past EvalContext.maxFailures (only counted). */
+export const OMITTED_FAILURE_STEPS = 2;
 
 /** Steps charged before a pattern runs: a fixed part plus its per-character weight. */
 export const PATTERN_CALL_STEPS = 10;
@@ -134,6 +136,11 @@ export class EvalContext {
   steps = 0;
   /** Step budget of one evaluation (WorkLimits.maxEvaluationSteps). */
   maxSteps = Infinity;
+  /** Failures built in full; past this many they are only counted (a response lists a few anyway). */
+  maxFailures = Infinity;
+  /** Failures counted but not built, and their keywords in first-seen order. */
+  omitted = 0;
+  omittedKeywords: string[] = [];
 
   /** Charge `n` steps for entering the subschema at `schemaPath`; throws past the budget. */
   enter(n: number, schemaPath: string): void {
@@ -142,6 +149,8 @@ export class EvalContext {
 
   reset(): void {
     this.steps = 0;
+    this.omitted = 0;
+    if (this.omittedKeywords.length !== 0) this.omittedKeywords = [];
     this.silent = 0;
     this.passed = 0;
     this.total = 0;
@@ -194,6 +203,13 @@ export function report(
   extra?: string | number,
 ): void {
   ctx.total++;
+  if (ctx.failures.length >= ctx.maxFailures) {
+    // counted, not built: a failing 1 MiB output costs steps per item, not per message
+    ctx.steps += OMITTED_FAILURE_STEPS;
+    ctx.omitted++;
+    if (!ctx.omittedKeywords.includes(keyword)) ctx.omittedKeywords.push(keyword);
+    return;
+  }
   ctx.steps += FAILURE_STEPS;
   const instancePath = formatPath(ctx.path, extra);
   if (ctx.failures === NO_FAILURES) ctx.failures = [];

@@ -212,3 +212,20 @@ describe('the compiled-schema cache is bounded in bytes', () => {
     expect(cache.size).toBe(0);
   });
 });
+
+describe('failures past the list cap', () => {
+  it('are counted, not built, so a large failing output gets a verdict with exact totals', () => {
+    const v = createVerifier({ engine, listCap: 10 });
+    const output = [...Array.from({ length: 200_000 }, () => 1), 'ok', { a: 1 }];
+    const body = JSON.stringify({ task_id: 't', expected_schema: { items: { type: 'string' }, maxItems: 3 }, submitted_output: output });
+    const r = v.verify(parseVerificationRequest(body));
+    expect(r.result).toBe('fail');
+    expect(r.schema_compliance).toMatchObject({ passed: 1, total: 200_003 });
+    expect([r.errors_total, r.errors.length, r.errors_omitted]).toEqual([200_002, 10, 199_992]);
+    expect(r.hints_total).toBe(200_002);
+    // maxItems fails after the cap is reached: it still blocks
+    expect(r.blocking_checks).toEqual(['schema:type', 'schema:maxItems']);
+    const direct = engine.compile({ items: { type: 'string' } }).evaluate([1, 2, 3], { maxFailures: 1 });
+    expect([direct.failures.length, direct.omitted, direct.total - direct.passed]).toEqual([1, 2, 3]);
+  });
+});
