@@ -17,14 +17,15 @@ import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { Hex } from 'viem';
 import { createApp, type App } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { verifyReceipt } from '../src/receipts/index.js';
 import { createFacilitatorServer, createLocalFacilitator } from '../src/payments/local-facilitator.js';
 import { BASE_USDC } from '../src/payments/config.js';
-import { HARDHAT_KEY_2, startHardhatBase, type HardhatBase } from './evm/chain.js';
+import { HARDHAT_KEY_0, HARDHAT_KEY_2, localBase, startHardhatBase, type HardhatBase } from './evm/chain.js';
+import { toFacilitatorEvmSigner, type FacilitatorEvmSigner } from '@x402/evm';
 import { freePort, projectRoot, tempDir } from './http-helpers.js';
 import { offlineSolanaSigner, PAY_TO_EVM, PAY_TO_SOLANA, SOLANA_FEE_PAYER } from './payments-helpers.js';
 
@@ -218,5 +219,135 @@ describe('x402 on a Hardhat chain (id 8453)', () => {
       await rpc.close();
       dir.cleanup();
     }
+  });
+
+  describe('money safety', () => {
+    const newBuyer = async (funds: bigint): Promise<{ account: PrivateKeyAccount; client: x402Client }> => {
+      const account = privateKeyToAccount(generatePrivateKey());
+      await hh.mint(account.address, funds);
+      return { account, client: new x402Client().register('eip155:8453', new ExactEvmClientScheme(account)) };
+    };
+    const post = (url: string, payload: Parameters<typeof encodePaymentSignatureHeader>[0], requestBody: string) =>
+      fetch(url, { method: 'POST', headers: { ...json, 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(payload) }, body: requestBody });
+    const reputationOf = async (url: string, agent: string) => ((await (await fetch(`${url}/reputation/${agent}`)).json()) as { verifications: number }).verifications;
+
+    it('50 concurrent valid authorizations from one buyer: 50 × 200, one transaction each, balances exact', async () => {
+      const b = await newBuyer(50n * 20000n);
+      const agent = `evm-rich-${Date.now()}`;
+      const pr = await paymentRequired();
+      const payToBefore = await hh.balanceOf(PAY_TO_EVM);
+      const payloads = await Promise.all(Array.from({ length: 50 }, () => b.client.createPaymentPayload(pr)));
+      const responses = await Promise.all(payloads.map((p, i) => post(`${base}/verify/schema`, p, body(`rich-${i}`, { agent_id: agent }))));
+      expect(responses.map((r) => r.status)).toEqual(Array.from({ length: 50 }, () => 200));
+      const txs = new Set(responses.map((r) => decodePaymentResponseHeader(r.headers.get('payment-response')!).transaction));
+      expect(txs.size).toBe(50);
+      expect(await hh.balanceOf(b.account.address)).toBe(0n);
+      expect(await hh.balanceOf(PAY_TO_EVM)).toBe(payToBefore + 50n * 20000n);
+      expect(await reputationOf(base, agent)).toBe(50);
+    }, 120_000);
+
+    it('ten concurrent authorizations from a buyer who can afford one: exactly one receipt, the paid one', async () => {
+      const b = await newBuyer(20000n);
+      const agent = `evm-poor-${Date.now()}`;
+      const pr = await paymentRequired();
+      const payloads = await Promise.all(Array.from({ length: 10 }, () => b.client.createPaymentPayload(pr)));
+      const responses = await Promise.all(payloads.map((p, i) => post(`${base}/verify/schema`, p, body(`poor-${i}`, { agent_id: agent }))));
+      const ok = responses.filter((r) => r.status === 200);
+      expect(ok).toHaveLength(1);
+      expect(responses.filter((r) => r.status === 402)).toHaveLength(9);
+      const paid = (JSON.parse(await ok[0].text()) as { verification_id: string }).verification_id;
+      const rep = (await (await fetch(`${base}/reputation/${agent}`)).json()) as { verifications: number; history: Array<{ verification_id: string }> };
+      expect(rep.verifications).toBe(1);
+      expect(rep.history.map((h) => h.verification_id)).toEqual([paid]);
+      for (const e of (await app.store.paymentEvents()).filter((x) => x.kind === 'voided' && x.key.payer === b.account.address.toLowerCase())) {
+        expect((await fetch(`${base}/verifications/${e.verificationId}`)).status).toBe(404);
+      }
+      expect(await hh.balanceOf(b.account.address)).toBe(0n);
+    }, 60_000);
+
+    it('mining delayed (automine off): 202 pending, never "nothing charged", no receipt; mined → the same payment returns the receipt', async () => {
+      // The built-in facilitator in process, with a short wait for the receipt so the delay outlasts it.
+      const account = privateKeyToAccount(HARDHAT_KEY_0);
+      const wallet = hh.wallet(account);
+      const signer: FacilitatorEvmSigner = toFacilitatorEvmSigner(
+        {
+          address: account.address,
+          readContract: (args) => hh.publicClient.readContract(args as Parameters<typeof hh.publicClient.readContract>[0]),
+          verifyTypedData: (args) => hh.publicClient.verifyTypedData(args as Parameters<typeof hh.publicClient.verifyTypedData>[0]),
+          writeContract: (args) => wallet.writeContract({ ...(args as object), account, chain: localBase } as unknown as Parameters<typeof wallet.writeContract>[0]),
+          sendTransaction: (args) => wallet.sendTransaction({ ...args, account, chain: localBase }),
+          waitForTransactionReceipt: (args) => hh.publicClient.waitForTransactionReceipt({ ...args, pollingInterval: 100 }),
+          getCode: (args) => hh.publicClient.getCode(args),
+        },
+        { confirmationTimeoutMs: 1_000 },
+      );
+      const dir = tempDir('aov-pay-evm-pending-');
+      const port = await freePort();
+      const config = loadConfig({
+        DATA_DIR: dir.dir,
+        PORT: String(port),
+        LOG_LEVEL: 'silent',
+        FREE_ALLOWANCE_PER_DAY: '0',
+        X402_ENABLED: 'true',
+        X402_FACILITATOR_URL: 'local',
+        X402_LOCAL_EVM_RPC_URL: 'http://127.0.0.1:9',
+        X402_LOCAL_EVM_PRIVATE_KEY: HARDHAT_KEY_0,
+        X402_NETWORKS: 'base',
+        X402_PAY_TO_EVM: PAY_TO_EVM,
+      });
+      const local = await createApp(config, { logger: false, payments: { evmSigner: signer }, reconcileIntervalMs: 3_600_000 });
+      await local.app.listen({ host: '127.0.0.1', port });
+      const url = `http://127.0.0.1:${port}`;
+      const b = await newBuyer(20000n);
+      const agent = `evm-slow-${Date.now()}`;
+      try {
+        const pr = decodePaymentRequiredHeader((await fetch(`${url}/verify/schema`, { method: 'POST' })).headers.get('payment-required')!);
+        const payload = await b.client.createPaymentPayload(pr);
+        await hh.provider.request({ method: 'evm_setAutomine', params: [false] });
+        let pendingId: string;
+        try {
+          const r = await post(`${url}/verify/schema`, payload, body('slow', { agent_id: agent }));
+          expect(r.status).toBe(202);
+          const text = await r.text();
+          expect(text).not.toMatch(/nothing was charged|"charged":\s*false/i);
+          const pending = JSON.parse(text) as { code: string; verification_id: string; transaction: Hex };
+          expect(pending.code).toBe('settlement_pending');
+          pendingId = pending.verification_id;
+          expect((await fetch(`${url}/verifications/${pendingId}`)).status).toBe(404);
+          expect(await reputationOf(url, agent)).toBe(0);
+          await hh.provider.request({ method: 'evm_mine', params: [] });
+          expect((await hh.publicClient.getTransactionReceipt({ hash: pending.transaction })).status).toBe('success');
+        } finally {
+          await hh.provider.request({ method: 'evm_setAutomine', params: [true] });
+        }
+        expect(await hh.balanceOf(b.account.address)).toBe(0n);
+        const retry = await post(`${url}/verify/schema`, payload, body('slow', { agent_id: agent }));
+        expect(retry.status).toBe(200);
+        const receipt = await retry.text();
+        expect((JSON.parse(receipt) as { verification_id: string }).verification_id).toBe(pendingId);
+        expect(await (await fetch(`${url}/verifications/${pendingId}`)).text()).toBe(receipt);
+        expect(await reputationOf(url, agent)).toBe(1);
+      } finally {
+        await local.close();
+        dir.cleanup();
+      }
+    }, 60_000);
+
+    it('malformed authorization fields: 402 payment_invalid, nothing on chain', async () => {
+      const b = await newBuyer(20000n);
+      const good = await b.client.createPaymentPayload(await paymentRequired());
+      const auth = (good.payload as { authorization: Record<string, string> }).authorization;
+      for (const payload of [
+        { ...good, payload: { ...good.payload, authorization: { ...auth, value: 'abc' } } },
+        { ...good, payload: { authorization: auth } },
+        { ...good, payload: { ...good.payload, permit2Authorization: { from: auth.from } } },
+      ]) {
+        const r = await post(`${base}/verify/schema`, payload, body('malformed'));
+        expect(r.status).toBe(402);
+        expect(((await r.json()) as { code: string }).code).toBe('payment_invalid');
+      }
+      expect(await hh.authorizationState(b.account.address, auth.nonce as Hex)).toBe(false);
+      expect(await hh.balanceOf(b.account.address)).toBe(20000n);
+    });
   });
 });
