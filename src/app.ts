@@ -179,6 +179,15 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     const reconcileTimer = payments ? setInterval(reconcile, options.reconcileIntervalMs ?? 15_000) : null;
     reconcileTimer?.unref();
 
+    // Allowance rows are needed for today only (and yesterday, around midnight): older ones are pruned hourly.
+    const prune = () => {
+      const before = new Date(clock().getTime() - 2 * 86_400_000).toISOString().slice(0, 10);
+      store.pruneAllowance(before).catch((err: unknown) => log.current?.warn({ err }, 'allowance pruning failed'));
+    };
+    prune();
+    const pruneTimer = setInterval(prune, 3_600_000);
+    pruneTimer.unref();
+
     let closed: Promise<void> | undefined;
     return {
       app: server.app,
@@ -196,6 +205,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
             await reconciling?.catch(() => undefined);
           } finally {
             keys.close();
+            clearInterval(pruneTimer);
             // Whatever was stored is integrated now, or by the next start: the queue survives.
             await transparencyLog.sequencer.integrate().catch(() => undefined);
             await transparencyLog.stop();

@@ -55,6 +55,10 @@ export interface Config {
    * Never logged or echoed.
    */
   keyEncryptionKey: Buffer | null;
+  /** CORS_ORIGINS: '*' (default), a list of allowed browser origins, or false (`none`). */
+  corsOrigins: '*' | string[] | false;
+  /** METRICS_TOKEN: when set, /metrics needs it as a bearer token. */
+  metricsToken: string | null;
   /** Hostnames accepted in Host/Origin by the MCP endpoint (DNS-rebinding protection). */
   allowedHosts: string[];
   payments: PaymentConfig;
@@ -214,6 +218,24 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
       throw new ConfigError('KEY_ENCRYPTION_KEY', e instanceof Error ? e.message : 'invalid');
     }
   }
+  const rawCors = (get('CORS_ORIGINS') ?? '').trim();
+  let corsOrigins: '*' | string[] | false = '*';
+  if (/^(none|off|false)$/i.test(rawCors)) corsOrigins = false;
+  else if (rawCors !== '' && rawCors !== '*') {
+    corsOrigins = rawCors.split(',').map((o) => o.trim()).filter(Boolean);
+    for (const o of corsOrigins) {
+      let ok = false;
+      try {
+        const u = new URL(o);
+        ok = (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === o;
+      } catch {
+        ok = false;
+      }
+      if (!ok) throw new ConfigError('CORS_ORIGINS', `must be *, none, or comma-separated origins like https://app.example.com, got '${o}'`);
+    }
+  }
+  const metricsToken = (get('METRICS_TOKEN') ?? '').trim() || null;
+  if (metricsToken !== null && metricsToken.length < 16) throw new ConfigError('METRICS_TOKEN', 'must be at least 16 characters');
   const rawHosts = (get('ALLOWED_HOSTS') ?? '').trim();
   const allowedHosts = rawHosts
     ? rawHosts.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean)
@@ -252,10 +274,13 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     logNoteKeyFile,
     logIntervalMs,
     keyEncryptionKey: null,
+    corsOrigins,
+    metricsToken: null,
     allowedHosts,
     payments,
   };
   // Not enumerable: the key never shows up when the configuration is printed or logged.
   Object.defineProperty(config, 'keyEncryptionKey', { value: keyEncryptionKey, enumerable: false });
+  Object.defineProperty(config, 'metricsToken', { value: metricsToken, enumerable: false });
   return config;
 }

@@ -32,6 +32,12 @@ export const ERROR_TABLE = {
     message: 'The request body is larger than the limit.',
     next_actions: [{ action: 'reduce_payload' }],
   },
+  unauthorized: {
+    status: 401,
+    retryable: false,
+    message: 'This route needs credentials.',
+    next_actions: [{ action: 'send_credentials' }],
+  },
   not_found: {
     status: 404,
     retryable: false,

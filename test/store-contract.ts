@@ -398,6 +398,17 @@ export function defineStoreContract(name: string, harness: StoreHarness): void {
       });
     });
 
+    describe('allowance pruning', () => {
+      it('deletes rows of days before the given day only', async () => {
+        const k = uniq('prune');
+        for (const day of ['2020-01-01', '2020-01-02', '2020-01-03']) await store.consumeAllowance(k, day, 5);
+        expect(await store.pruneAllowance('2020-01-03')).toBeGreaterThanOrEqual(2);
+        expect((await store.peekAllowance(k, '2020-01-01', 5)).used).toBe(0);
+        expect((await store.peekAllowance(k, '2020-01-02', 5)).used).toBe(0);
+        expect((await store.peekAllowance(k, '2020-01-03', 5)).used).toBe(1);
+      });
+    });
+
     describe('signing keys', () => {
       const key = (v: string, notBefore: string, extra: Partial<SigningKeyRecord> = {}): SigningKeyRecord => ({
         keyVersion: v,

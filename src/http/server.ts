@@ -17,6 +17,7 @@ import { mcpServerCard, registerMcpRoutes } from '../mcp/index.js';
 import type { VerifierService } from '../service/types.js';
 import { admitVerification, setAllowanceHeaders } from './admission.js';
 import { createClientKeyResolver } from './client-key.js';
+import { hygiene } from './hygiene.js';
 import { agentCard, llmsTxt, x402Manifest } from './discovery.js';
 import type { DiscoveryContext } from './discovery.js';
 import { toErrorBody } from './errors.js';
@@ -163,7 +164,15 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
   app.addSchema(reputationSchema);
 
   app.addHook('onRoute', (route) => {
+    // CORS answers preflights on every path: that catch-all must not turn an unknown path's 404 into a 405.
+    if (route.method === 'OPTIONS' && (route.url === '*' || route.url === '/*')) return;
     routeIndex.add(route.method, route.url);
+  });
+  await app.register(hygiene, {
+    corsOrigins: config.corsOrigins,
+    metricsToken: config.metricsToken,
+    https: config.publicBaseUrl.startsWith('https:'),
+    sendError,
   });
   addOperationIds(app);
 

@@ -163,6 +163,11 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       await pool.query(`UPDATE ${q}.allowance SET used = used - 1 WHERE client_key = $1 AND day = $2 AND used > 0`, [clientKey, day]);
     },
 
+    async pruneAllowance(beforeDay: string): Promise<number> {
+      assertDay(beforeDay);
+      return (await pool.query(`DELETE FROM ${q}.allowance WHERE day < $1`, [beforeDay])).rowCount ?? 0;
+    },
+
     async saveReceipt(record: ReceiptRecord): Promise<void> {
       const values = receiptValues(record);
       await withTransaction(pool, async (c) => {

@@ -197,6 +197,11 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       await write(() => s.refund.run(clientKey, day));
     },
 
+    async pruneAllowance(beforeDay: string): Promise<number> {
+      assertDay(beforeDay);
+      return s.pruneAllowance.run(beforeDay).changes;
+    },
+
     async saveReceipt(record: ReceiptRecord): Promise<void> {
       const values = receiptValues(record);
       assertFile();
@@ -408,6 +413,7 @@ function prepareStatements(db: SqliteDatabase) {
     markPendingSettled: db.prepare(`UPDATE pending_settlements SET state = 'settled', transaction_hash = coalesce(?, transaction_hash) WHERE network = ? AND payer = ? AND nonce = ?`),
     deletePending: db.prepare('DELETE FROM pending_settlements WHERE network = ? AND payer = ? AND nonce = ?'),
     ping: db.prepare('SELECT 1 AS ok'),
+    pruneAllowance: db.prepare('DELETE FROM allowance WHERE day < ?'),
     signingKeys: db.prepare(`SELECT ${SIGNING_KEY_COLUMNS} FROM signing_keys ORDER BY created_at ASC, key_version ASC`),
     anySigningKey: db.prepare('SELECT 1 AS one FROM signing_keys LIMIT 1'),
     retireSigningKeys: db.prepare("UPDATE signing_keys SET status = 'retired', not_after = ? WHERE status = 'active'"),

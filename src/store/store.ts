@@ -145,6 +145,8 @@ export interface Store extends TransparencyLogStore {
   peekAllowance(clientKey: string, day: string, limit: number): Promise<AllowanceState>;
   /** Give one unit back (the work failed after the unit was taken). Never below zero. */
   refundAllowance(clientKey: string, day: string): Promise<void>;
+  /** Delete allowance rows of days before `beforeDay` (YYYY-MM-DD); returns how many. */
+  pruneAllowance(beforeDay: string): Promise<number>;
 
   /** Durably store a receipt; resolves only once it is committed. */
   saveReceipt(record: ReceiptRecord): Promise<void>;
