@@ -24,14 +24,18 @@ interface Database {
 // Plain CommonJS evaluated in the worker, like the receipt writer in sqlite-offload.ts.
 const APPENDER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+const fs = require('node:fs');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { timeout: workerData.busyTimeoutMs });
 db.pragma('busy_timeout = ' + Math.trunc(workerData.busyTimeoutMs));
 db.pragma('journal_mode = WAL');
-// A published checkpoint must never be lost (a lost one could be re-signed differently: a fork), so every
-// append is synced (FULL) before the caller hears it committed.
-db.pragma('synchronous = FULL');
+// A published checkpoint must never be lost (a lost one could be re-signed differently: a fork), so an append
+// is answered only once its WAL frames are on disk. As in the receipt writer, the commit itself does not sync
+// (synchronous=NORMAL) and the WAL file is synced right after, outside the write lock: the receipt writer
+// never waits for this thread's disk sync.
+db.pragma('synchronous = NORMAL');
 db.pragma('wal_autocheckpoint = 0');
+const walFile = workerData.file + '-wal';
 const size = db.prepare('SELECT size FROM log_head WHERE id = 1');
 const insEntry = db.prepare('INSERT INTO log_entries (idx, verification_id, entry) VALUES (?, ?, ?)');
 const insNode = db.prepare('INSERT INTO log_nodes (level, idx, hash) VALUES (?, ?, ?)');
@@ -47,13 +51,23 @@ const append = db.transaction((b) => {
   head.run(b.head.size, Buffer.from(b.head.root), b.head.note, new Date().toISOString());
   return true;
 });
+function syncWal(done) {
+  fs.open(walFile, 'r', (e, fd) => {
+    if (e) return done(e);
+    fs.fdatasync(fd, (e2) => fs.close(fd, () => done(e2)));
+  });
+}
 parentPort.on('message', (m) => {
   if (m === 'close') { db.close(); parentPort.postMessage('closed'); parentPort.close(); return; }
+  let value;
   try {
-    parentPort.postMessage({ id: m.id, ok: true, value: append.immediate(m.batch) });
+    value = append.immediate(m.batch);
   } catch (e) {
     parentPort.postMessage({ id: m.id, ok: false, message: String((e && e.message) || e) });
+    return;
   }
+  if (!value) { parentPort.postMessage({ id: m.id, ok: true, value }); return; }
+  syncWal((e) => parentPort.postMessage(e ? { id: m.id, ok: false, message: 'log append not synced: ' + e.message } : { id: m.id, ok: true, value }));
 });
 `;
 
