@@ -5,8 +5,8 @@
  * bytes as GET /verifications/{id} serves them, so a receipt holder can prove
  * that its receipt is the one logged and the log reveals nothing new.
  */
-import { createHash } from 'node:crypto';
 import { canonicalize } from '../receipts/jcs.js';
+import { sha256 } from './merkle.js';
 
 export interface LogEntry {
   verification_id: string;
@@ -19,7 +19,7 @@ export interface LogEntry {
 }
 
 export function receiptSha256(receiptText: string): string {
-  return createHash('sha256').update(receiptText, 'utf8').digest('hex');
+  return sha256(Buffer.from(receiptText, 'utf8')).toString('hex');
 }
 
 /** The entry of a stored receipt, from its indexed columns and exact text. */
