@@ -126,14 +126,31 @@ describe('file key ring', () => {
     expect(readdirSync(dir).filter((f) => f.endsWith('.pem'))).toHaveLength(3);
   });
 
-  it('a rotation made by another process is picked up before the next signature', () => {
-    const a = createKeyRing({ dir });
-    const b = createKeyRing({ dir });
-    const k1 = a.signer().keyVersion;
+  it('a rotation made by another process is picked up before any signature past the old key\'s notAfter', () => {
+    const t = fixedClock('2026-03-01T10:00:00.100Z');
+    const a = createKeyRing({ dir, clock: t.clock });
+    const b = createKeyRing({ dir, clock: t.clock });
+    const k1 = a.signer('2026-03-01T10:00:00Z').keyVersion;
     expect(b.signer().keyVersion).toBe(k1);
+    t.set('2026-03-01T10:00:00.600Z');
     const k2 = b.rotate().keyVersion;
-    // The directory changed: the next signature already uses the new key, without an explicit reload.
-    expect(a.signer().keyVersion).toBe(k2);
+    const retired = b.find(k1);
+    expect(retired?.notAfter).toBe('2026-03-01T10:00:00Z');
+    // Same second: the directory is not read again, and the old key is still inside its window.
+    expect(a.signer('2026-03-01T10:00:00Z').keyVersion).toBe(k1);
+    // A timestamp past the old key's notAfter forces a fresh look, even before the clock's second turns.
+    expect(a.signer('2026-03-01T10:00:01Z').keyVersion).toBe(k2);
+    // And so does the next second of the clock, with no timestamp given.
+    const c = createKeyRing({ dir, clock: t.clock });
+    t.set('2026-03-01T10:00:00.700Z');
+    expect(c.signer().keyVersion).toBe(k2);
+    const k2b = b.rotate().keyVersion;
+    expect(c.signer().keyVersion).toBe(k2);
+    t.set('2026-03-01T10:00:01.000Z');
+    expect(c.signer().keyVersion).toBe(k2b);
+    const k2c = b.rotate().keyVersion;
+    t.set('2026-03-01T10:00:02.000Z');
+    expect(a.signer().keyVersion).toBe(k2c);
     expect(a.find(k1)?.status).toBe('retired');
     const k3 = b.rotate().keyVersion;
     a.reload();

@@ -273,8 +273,30 @@ export function createKeyRing(options: KeyRingOptions): FileKeyRing {
     return k;
   }
 
+  /**
+   * Whole second (of the clock) of the last directory check made for a signature. A key
+   * retired by a rotation elsewhere has notAfter = the rotation's whole second, so a key
+   * view checked at or after the start of second S may sign anything timestamped S: a
+   * rotation it missed happened later, hence in second S or after, and the old key is
+   * still inside its window. Checking once per second instead of once per signature
+   * takes a stat system call off every request without ever signing past notAfter.
+   */
+  let checkedSecond = Number.NEGATIVE_INFINITY;
+  function forSigning(at?: string): LoadedKey {
+    const now = Math.floor(clock().getTime() / 1000);
+    const parsedAt = at === undefined ? now : Math.floor(Date.parse(at) / 1000);
+    const atSecond = Number.isFinite(parsedAt) ? parsedAt : Number.POSITIVE_INFINITY;
+    if (keys && now <= checkedSecond && atSecond <= checkedSecond) {
+      const k = newest(keys);
+      if (k) return k;
+    }
+    const k = current();
+    checkedSecond = now;
+    return k;
+  }
+
   return {
-    signer: () => current().signer,
+    signer: (at) => forSigning(at).signer,
     active: () => ({ ...current().info }),
     list: () => loaded().map((k) => ({ ...k.info })),
     find: (keyVersion) => {
