@@ -2,6 +2,11 @@
  * @module Prometheus metrics (GET /metrics): requests by route and status, a
  * latency histogram, and verification verdicts. One registry per server so
  * several servers in one process (tests) do not share counters.
+ *
+ * The default process metrics include the event-loop delay, sampled by
+ * perf_hooks.monitorEventLoopDelay: nodejs_eventloop_lag_{p50,p90,p99,max}_seconds
+ * cover the time since the previous scrape (each scrape resets the histogram), so a
+ * stall on the request path shows up as a max far above the p99.
  */
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
