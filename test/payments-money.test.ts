@@ -255,6 +255,20 @@ describe('pending is pending', () => {
     expect(await svc.app.store.pendingSettlementFor(pendingId)).toBeNull();
     const kinds = (await svc.app.store.paymentEvents({ verificationId: pendingId })).map((e) => e.kind);
     expect(kinds).toEqual(['settle_pending', 'settle_failed', 'voided']);
+    // The authorization is still valid by the chain's clock now: a retry is a fresh, paid attempt (a new receipt).
+    // (The official facilitator first answers from its own cache of the reverted transaction: one more
+    // settlement_failed, nothing charged; the attempt after that settles.)
+    let retry = await post(svc.base, payload, body('never', who));
+    if (retry.status === 402) {
+      expect(((await retry.json()) as { code: string }).code).toBe('settlement_failed');
+      expect(chain.balanceOf(BASE_USDC, b.account.address)).toBe(PRICE);
+      retry = await post(svc.base, payload, body('never', who));
+    }
+    expect(retry.status).toBe(200);
+    expect((JSON.parse(await retry.text()) as { verification_id: string }).verification_id).not.toBe(pendingId);
+    expect(chain.balanceOf(BASE_USDC, b.account.address)).toBe(0n);
+    expect((await reputation(who)).verifications).toBe(1);
+    expect((await fetch(`${svc.base}/verifications/${pendingId}`)).status).toBe(404);
   });
 
   it('pending receipts are reconciled from the chain at start-up', async () => {

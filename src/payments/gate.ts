@@ -414,7 +414,11 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
 
     // A retry of an authorization whose settlement is pending: resolve it first, never charge twice.
     const earlier = await store.pendingSettlement(keyed.key);
-    if (earlier) return retryPending(route, resource, earlier);
+    if (earlier) {
+      const answered = await retryPending(route, resource, earlier);
+      // null: the earlier settlement failed (nothing charged, reservation released); this is a fresh attempt.
+      if (answered) return answered;
+    }
 
     let verdict: Awaited<ReturnType<typeof server.verifyPayment>>;
     try {
@@ -431,11 +435,17 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       return reject(route, resource, 'payment_verification_failed', `The facilitator rejected the payment${why}.`);
     }
     // Reserve before any work: of N concurrent requests carrying the same authorization, one wins.
-    const reserved = await store.reservePayment(keyed.key);
+    let reserved = await store.reservePayment(keyed.key);
     if (!reserved) {
       // The winner may have left a pending settlement meanwhile.
       const pending = await store.pendingSettlement(keyed.key);
-      if (pending) return retryPending(route, resource, pending);
+      if (pending) {
+        const answered = await retryPending(route, resource, pending);
+        if (answered) return answered;
+        reserved = await store.reservePayment(keyed.key);
+      }
+    }
+    if (!reserved) {
       await record('replay_rejected', keyed.key, route, matched.amount, null, null);
       return { ok: false, reason: 'payment_already_used', message: 'This payment authorization was already used.', paymentRequired: await paymentRequired(route, resource, 'This payment authorization was already used.') };
     }
@@ -455,7 +465,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     };
   }
 
-  async function retryPending(route: PaidRoute, resource: ResourceDescription, earlier: PendingSettlement): Promise<AuthorizeResult> {
+  async function retryPending(route: PaidRoute, resource: ResourceDescription, earlier: PendingSettlement): Promise<AuthorizeResult | null> {
     const outcome = await reconcile(earlier);
     const pending = (await store.pendingSettlement(earlier.key)) ?? earlier;
     if (outcome === 'pending') {
@@ -476,8 +486,9 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       const { payload, requirements: reqs } = JSON.parse(pending.payment) as { payload: PaymentPayload; requirements: PaymentRequirements };
       return { ok: true, ticket: { route, key: pending.key, payload, requirements: reqs, payer: pending.key.payer, resource, settled: settlement } };
     }
-    // The earlier settlement failed: the reservation is released, so the same authorization can pay now.
-    return { ok: false, reason: 'payment_already_used', message: 'The earlier settlement of this payment failed; send the payment again.', paymentRequired: await paymentRequired(route, resource, 'The earlier settlement of this payment failed; send the payment again.') };
+    // The earlier settlement failed: nothing was charged and the reservation is released; the caller
+    // treats this request as a fresh attempt with the same authorization.
+    return null;
   }
 
   /** Make a pending settlement's receipt visible: it is stored before this resolves. Idempotent. */
