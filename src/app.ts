@@ -6,22 +6,24 @@
  * ones finish, then closes the store.
  */
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyServerOptions } from 'fastify';
 import type { Config } from './config.js';
-import { parseVerificationRequest, validateRequestValue } from './core/request.js';
-import { createSchemaCache, createSchemaEngine } from './core/schema/index.js';
 import { computeTrustScore, isTestAgent } from './core/trust-score.js';
-import { createVerifier } from './core/verify.js';
 import { createHttpServer } from './http/server.js';
 import { createTransparencyLog, loadOrCreateNoteSigner, logOrigin } from './log/index.js';
 import type { TransparencyLog } from './log/index.js';
 import type { HttpServer } from './http/server.js';
-import { attestationExtension, createAttestor, createReceiptIssuer } from './receipts/index.js';
+import { attestationExtension } from './receipts/index.js';
 import { openSigningKeys, type SigningKeys } from './service/signing-keys.js';
+import { createHttpMetrics } from './http/metrics.js';
+import { createInlineRunner } from './service/inline-runner.js';
+import { createIssuer } from './service/issuer.js';
+import { createAllowancePolicy, createPipeline, type AdmissionPolicy, type Pipeline, type VerificationRunner } from './service/pipeline.js';
 import { createVerifierService } from './service/verifier-service.js';
 import type { VerifierService } from './service/types.js';
 import { openStore } from './store/index.js';
 import type { Payments, PaymentsOptions } from './payments/index.js';
+import type { PaymentEncoding } from './payments/transport.js';
 import type { Store } from './store/store.js';
 import { VERSION } from './version.js';
 
@@ -40,6 +42,10 @@ export interface App {
   app: FastifyInstance;
   server: HttpServer;
   service: VerifierService;
+  /** The admission pipeline every transport goes through. */
+  pipeline: Pipeline;
+  /** Where the pipeline runs verifications. */
+  runner: VerificationRunner;
   store: Store;
   config: Config;
   /** x402 payments when on (gate and, in local mode, the built-in facilitator). */
@@ -80,16 +86,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     const keys = signingKeys;
     const keyRing = keys.keyRing;
 
-    const engine = createSchemaEngine({ limits: config.workLimits });
-    // Compiling a schema costs far more than evaluating it; repeat callers send the same schema.
-    // The cache is bounded in (estimated) bytes, so many large schemas cannot grow the heap.
-    const schemas =
-      config.schemaCacheSize > 0 && config.schemaCacheBytes > 0
-        ? createSchemaCache({ engine, max: config.schemaCacheSize, maxBytes: config.schemaCacheBytes })
-        : engine;
-    const verifier = createVerifier({ engine: schemas, listCap: config.listCap });
-    const attestor = createAttestor({ keyRing, serviceName: config.serviceName, baseUrl: config.publicBaseUrl });
-    const issuer = createReceiptIssuer({ verifier, attestor, clock, newId: randomUUID, verifierVersion: version });
+    const { verifier, attestor, issuer } = createIssuer(config, { clock, keyRing });
 
     // The transparency log: its own note key, named after the public host, and a sequencer on every instance.
     const noteSigner = loadOrCreateNoteSigner(config.logNoteKeyFile, logOrigin(config.publicBaseUrl));
@@ -101,13 +98,9 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       onError: (err) => log.current?.error({ err }, 'transparency log: integration failed (retried on the next tick)'),
     });
 
-    const parseOptions = { maxDepth: config.maxJsonDepth };
     const service = createVerifierService({
       store,
-      issuer,
       attestor,
-      parse: (body) => parseVerificationRequest(body, parseOptions),
-      parseValue: (value) => validateRequestValue(value, parseOptions),
       computeTrustScore,
       isTestAgent,
       clock,
@@ -115,6 +108,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       listCap: config.listCap,
       checkpoint: () => transparencyLog.checkpointNow(),
     });
+    const runner = createInlineRunner({ verifier, issuer, maxDepth: config.maxJsonDepth });
 
     const paymentLog = log;
     // Imported only when payments are on: the x402 client stack is slow to load and large in memory.
@@ -133,11 +127,42 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     // Fetch the facilitator's supported kinds now; when it is unreachable the gate retries on first use.
     const paymentsInitError: unknown = payments ? await payments.gate.initialize().then(() => null, (e: unknown) => e) : null;
 
+    // With payments on, the x402 policy decides who pays; the transports only encode its answers.
+    let policy: AdmissionPolicy = createAllowancePolicy(service);
+    let paymentEncoding: PaymentEncoding | null = null;
+    const plugins: FastifyPluginAsync[] = [];
+    if (payments) {
+      const [{ createPaymentPolicy }, transport] = await Promise.all([import('./payments/admission.js'), import('./payments/transport.js')]);
+      policy = createPaymentPolicy({ gate: payments.gate, service });
+      paymentEncoding = transport.createPaymentEncoding({
+        mcpUrl: `${config.publicBaseUrl}/mcp`,
+        client: config.trustProxy ? 'ip address (X-Forwarded-For from the trusted proxy)' : 'ip address',
+      });
+      const local = payments.localFacilitator;
+      const facilitatorToken = config.payments.facilitator.mode === 'local' ? config.payments.facilitator.routesToken : null;
+      if (local && facilitatorToken) {
+        // Off unless the operator turns them on with a token: they make the settlement key pay gas.
+        // Loaded only when used: the facilitator pulls in the EVM client stack (slow to import, ~45 MiB).
+        const { registerFacilitatorRoutes } = await import('./payments/local-facilitator.js');
+        plugins.push(async (scope) => registerFacilitatorRoutes(scope, local, { prefix: '/facilitator', token: facilitatorToken }));
+      }
+    }
+    const metrics = createHttpMetrics();
+    const pipeline = createPipeline({
+      runner,
+      service,
+      policy,
+      clock,
+      newId: randomUUID,
+      onVerified: (e) => metrics.verifications.inc({ result: e.result, transport: e.transport }),
+    });
+
     const server = await createHttpServer({
       config,
-      service,
-      payments: payments?.gate ?? null,
-      localFacilitator: payments?.localFacilitator ?? null,
+      pipeline,
+      metrics,
+      payments: paymentEncoding,
+      plugins,
       version,
       logger: options.logger,
       attestationExtension: () => {
@@ -193,6 +218,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       app: server.app,
       server,
       service,
+      pipeline,
+      runner,
       store,
       config,
       payments,
@@ -209,6 +236,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
             // Whatever was stored is integrated now, or by the next start: the queue survives.
             await transparencyLog.sequencer.integrate().catch(() => undefined);
             await transparencyLog.stop();
+            await runner.close().catch(() => undefined);
             await store.close();
           }
         })();

@@ -120,7 +120,7 @@ describe('HTTP: error shapes', () => {
 
     const metrics = await (await fetch(`${srv.base}/metrics`)).text();
     expect(metrics).toMatch(/aov_http_requests_total\{method="POST",route="\/verify\/schema",status="429"\} [1-9]/);
-    expect(metrics).toMatch(/aov_verifications_total\{result="pass"\} 1/);
+    expect(metrics).toMatch(/aov_verifications_total\{result="pass",transport="rest"\} 1/);
     expect(metrics).toContain('aov_http_request_duration_seconds_bucket');
   });
 

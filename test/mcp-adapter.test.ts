@@ -10,8 +10,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isApiError } from '../src/errors.js';
 import { verifyReceipt } from '../src/receipts/index.js';
-import { ApiError } from '../src/errors.js';
-import { mcpServerCard, mcpToolDescriptors, registerMcpRoutes, type AdmitToolCall, type McpRoutesOptions } from '../src/mcp/index.js';
+import { mcpServerCard, mcpToolDescriptors, mcpRoutes, type McpRoutesOptions } from '../src/mcp/index.js';
+import { createPaymentEncoding } from '../src/payments/transport.js';
+import type { AdmissionPolicy } from '../src/service/pipeline.js';
+import type { PaymentRequired } from '@x402/core/types';
 import { freePort } from './http-helpers.js';
 import { createFakeService, type FakeService } from './mcp-fake-service.js';
 
@@ -44,7 +46,7 @@ function texts(result: unknown): string[] {
   return ((result as CallToolResult).content as Array<{ type: string; text: string }>).map((c) => c.text);
 }
 
-async function startMcpApp(extra: Partial<McpRoutesOptions> = {}) {
+async function startMcpApp(extra: Partial<McpRoutesOptions> = {}, policy?: AdmissionPolicy) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const instance = Fastify({ bodyLimit: 64 * 1024 });
@@ -52,22 +54,24 @@ async function startMcpApp(extra: Partial<McpRoutesOptions> = {}) {
     reply.header('X-Request-Id', 'req-1');
   });
   const svc = createFakeService({ limit: LIMIT, baseUrl: url });
+  const pipeline = svc.pipeline(policy);
   const clientKey = (request: { ip: string }) => clientKeyOverride ?? request.ip;
-  // A REST verify route that spends the same allowance, like the real one.
+  // A REST verify route that goes through the same pipeline (and allowance), like the real one.
   instance.post('/verify/schema', async (request, reply) => {
     try {
-      const parsed = svc.parseRequestValue(request.body);
-      const allowance = await svc.consumeAllowance({ clientKey: clientKey(request) });
-      if (!allowance.allowed) return reply.code(429).send({ code: 'free_allowance_exhausted' });
-      const signed = await svc.verify(parsed);
-      return reply.type('application/json').send(signed.text);
+      const prepared = await pipeline.prepareVerification(JSON.stringify(request.body));
+      const admission = await pipeline.admit(prepared, { transport: 'rest', client: { clientKey: clientKey(request) }, resource: { url } });
+      if (!admission.admitted) return reply.code(429).send({ code: 'free_allowance_exhausted' });
+      const done = await pipeline.execute(prepared, admission, 'rest');
+      if ('admitted' in done || done.result.operation !== 'verify') throw new Error('not a receipt');
+      return reply.type('application/json').send(done.result.receipt.text);
     } catch (err) {
       if (isApiError(err)) return reply.code(err.status).send(err.toBody());
       throw err;
     }
   });
-  await registerMcpRoutes(instance, {
-    service: svc,
+  await instance.register(mcpRoutes, {
+    pipeline,
     baseUrl: url,
     serviceName: 'agent-output-verifier',
     allowedHosts: ['verifier.example.com'],
@@ -124,7 +128,7 @@ describe('verify_schema', () => {
     const [summary, json] = texts(result);
     expect(summary).toContain('result: pass');
     expect(summary).toContain(`verification_id: ${String(receipt.verification_id)}`);
-    expect(summary).toMatch(/overall 3\/3 \(1\)/);
+    expect(summary).toContain('blocking checks: none');
     expect(JSON.parse(json)).toEqual(receipt);
     expect(verifyReceipt(receipt, { publicKey: service.publicKey }, { request: INVOICE })).toEqual({ valid: true, keyVersion: 'test-key-1' });
     expect(verifyReceipt(JSON.parse(json), { publicKey: service.publicKey })).toMatchObject({ valid: true });
@@ -366,33 +370,46 @@ describe('discovery', () => {
 });
 
 describe('admission seam (as the x402 adapter uses it)', () => {
-  const PAYMENT_REQUIRED = {
+  const PAYMENT_REQUIRED: PaymentRequired = {
     x402Version: 2,
     error: 'payment required',
     resource: { url: 'x', description: 'MCP tool', mimeType: 'application/json' },
     accepts: [{ scheme: 'exact', network: 'eip155:8453', amount: '20000', asset: '0xusdc', payTo: '0xpay', maxTimeoutSeconds: 60, extra: {} }],
   };
   const calls: string[] = [];
-  const admit: AdmitToolCall = async (ctx) => {
-    calls.push(`admit:${ctx.tool}:${ctx.clientKey.length > 0}`);
-    const payment = ctx.meta?.['x402/payment'] as { nonce?: string } | undefined;
-    if (!payment) return { admitted: false, structuredContent: PAYMENT_REQUIRED, meta: { code: 'payment_required' } };
-    return {
-      admitted: true,
-      async complete(outcome) {
-        if (payment.nonce === 'settle-fails') throw new ApiError('unavailable', { message: 'settlement failed', retryAfter: 2 });
-        calls.push('complete');
-        return { 'x402/payment-response': { success: true, transaction: '0xabc', verification_id: outcome?.verificationId } };
-      },
-      async release() {
-        calls.push('release');
-      },
-    };
+  const allowance = { allowed: false, limit: 3, used: 3, remaining: 0, resetsAt: '2099-01-01T00:00:00Z', retryAfter: 60 };
+  const policy: AdmissionPolicy = {
+    probe: async () => null,
+    async admit(prepared, ctx) {
+      calls.push(`admit:${prepared.operation}:${ctx.client.clientKey.length > 0}`);
+      const payment = ctx.payment?.present ? (ctx.payment.payload as { nonce?: string }) : undefined;
+      if (!payment) return { admitted: false, code: 'payment_required', message: 'pay', allowance, paymentRequired: PAYMENT_REQUIRED };
+      return {
+        admitted: true,
+        paid: true,
+        allowance: null,
+        record: async () => {
+          calls.push('record');
+        },
+        async complete(result) {
+          if (payment.nonce === 'settle-fails') {
+            calls.push('void');
+            return { admitted: false, code: 'settlement_failed', message: 'settlement failed', allowance, paymentRequired: PAYMENT_REQUIRED, settlement: null };
+          }
+          calls.push('complete');
+          const id = result.operation === 'verify' ? result.receipt.verificationId : null;
+          return { settlement: { success: true, transaction: '0xabc', network: 'eip155:8453', payer: id ?? '' } };
+        },
+        async release() {
+          calls.push('release');
+        },
+      };
+    },
   };
   let paid: Awaited<ReturnType<typeof startMcpApp>>;
 
   beforeAll(async () => {
-    paid = await startMcpApp({ admit });
+    paid = await startMcpApp({ payments: createPaymentEncoding() }, policy);
   });
   afterAll(async () => {
     await paid.app.close();
@@ -411,7 +428,7 @@ describe('admission seam (as the x402 adapter uses it)', () => {
     expect(result.isError).toBe(true);
     expect(structured(result)).toEqual(PAYMENT_REQUIRED);
     expect(JSON.parse(texts(result)[0])).toEqual(PAYMENT_REQUIRED);
-    expect(result._meta).toEqual({ code: 'payment_required' });
+    expect(result._meta).toMatchObject({ code: 'payment_required', charged: false, free_trial: { available: false, remaining_calls_today: 0 } });
     const score = await client.callTool({ name: 'get_verification_record', arguments: { agent_id: 'a' } });
     expect(structured(score)).toEqual(PAYMENT_REQUIRED);
     await client.close();
@@ -423,12 +440,12 @@ describe('admission seam (as the x402 adapter uses it)', () => {
     const result = await client.callTool({ name: 'verify_schema', arguments: INVOICE, _meta: { 'x402/payment': { nonce: 'n1' } } });
     expect(result.isError).toBeFalsy();
     const receipt = structured(result);
-    expect(result._meta?.['x402/payment-response']).toEqual({ success: true, transaction: '0xabc', verification_id: receipt.verification_id });
-    expect(calls).toEqual(['admit:verify_schema:true', 'complete']);
+    expect(result._meta?.['x402/payment-response']).toEqual({ success: true, transaction: '0xabc', network: 'eip155:8453', payer: receipt.verification_id });
+    expect(calls).toEqual(['admit:verify:true', 'record', 'complete']);
     await client.close();
   });
 
-  it('validation comes before admission; failed work is released; a failing completion is a coded error', async () => {
+  it('validation comes before admission; failed work is released; a failed settlement asks for payment again', async () => {
     const client = await paidClient();
     calls.length = 0;
     const invalid = await client.callTool({ name: 'verify_schema', arguments: { task_id: 1 }, _meta: { 'x402/payment': { nonce: 'n2' } } });
@@ -437,9 +454,11 @@ describe('admission seam (as the x402 adapter uses it)', () => {
     paid.service.failNextVerify = true;
     const failed = await client.callTool({ name: 'verify_schema', arguments: INVOICE, _meta: { 'x402/payment': { nonce: 'n3' } } });
     expect(structured(failed)).toMatchObject({ code: 'internal_error', charged: false });
-    expect(calls).toEqual(['admit:verify_schema:true', 'release']);
+    expect(calls).toEqual(['admit:verify:true', 'release']);
     const unsettled = await client.callTool({ name: 'verify_schema', arguments: INVOICE, _meta: { 'x402/payment': { nonce: 'settle-fails' } } });
-    expect(structured(unsettled)).toMatchObject({ code: 'unavailable', retry_after: 2, charged: false });
+    expect(unsettled.isError).toBe(true);
+    expect(structured(unsettled)).toEqual(PAYMENT_REQUIRED);
+    expect(unsettled._meta).toMatchObject({ code: 'settlement_failed', charged: false });
     await client.close();
   });
 });

@@ -1,11 +1,13 @@
 /**
- * @module A small in-memory VerifierService for the MCP adapter tests: real
- * Ed25519 signatures (src/receipts), a simple allowance counter with refunds,
- * and a canned verdict. It lets the adapter be tested without the core; the
- * end-to-end tests run against the real app.
+ * @module A small in-memory VerifierService and verification runner for the MCP
+ * adapter tests: real Ed25519 signatures (src/receipts), a simple allowance
+ * counter with refunds, and a canned verdict, behind the real admission pipeline.
+ * It lets the adapter be tested without the core; the end-to-end tests run
+ * against the real app.
  */
 import { randomUUID } from 'node:crypto';
 import { ApiError, invalidRequest } from '../src/errors.js';
+import { parseVerificationRequest } from '../src/core/request.js';
 import type { Json, ParsedRequest, Rule } from '../src/core/types.js';
 import { RULE_TYPES } from '../src/core/types.js';
 import {
@@ -15,12 +17,18 @@ import {
   privateKeyPemFromSeed,
   rfc3339Seconds,
 } from '../src/receipts/index.js';
+import type { IssuedReceipt } from '../src/receipts/issue-receipt.js';
+import { createAllowancePolicy, createPipeline, type AdmissionPolicy, type Pipeline, type PreparedVerification } from '../src/service/pipeline.js';
 import type { AllowanceInfo, ClientContext, SignedResult, VerifierService } from '../src/service/types.js';
 import { VERSION } from '../src/version.js';
 
 const FIELDS = ['task_id', 'agent_id', 'expected_schema', 'submitted_output', 'strict_content_check', 'bounds', 'rules', 'enforce_rules', 'detail'];
 
 export interface FakeService extends VerifierService {
+  /** A pipeline over this service and its canned runner; the policy defaults to the free allowance. */
+  pipeline(policy?: AdmissionPolicy): Pipeline;
+  /** Strict-enough parse of a request text for the adapter tests. */
+  parseRequestValue(value: unknown): ParsedRequest;
   publicKey: string;
   refunds: number;
   verifications: Array<{ agentId: string | null; result: 'pass' | 'fail' }>;
@@ -53,8 +61,35 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
     failNextVerify: false,
     lastParsed: null,
 
-    parseRequest(body) {
-      return service.parseRequestValue(JSON.parse(String(body)));
+    pipeline(policy?: AdmissionPolicy): Pipeline {
+      const parsedOf = new WeakMap<PreparedVerification, ParsedRequest>();
+      return createPipeline({
+        service,
+        policy: policy ?? createAllowancePolicy(service),
+        clock: () => new Date(),
+        newId: randomUUID,
+        runner: {
+          async prepare(source) {
+            // The core's strict parser, as the real runner uses it (duplicate keys, __proto__ as an ordinary key).
+            const parsed = parseVerificationRequest(source);
+            const prepared: PreparedVerification = {
+              operation: 'verify',
+              source,
+              bodyBytes: typeof source === 'string' ? Buffer.byteLength(source) : source.byteLength,
+              taskId: parsed.request.task_id,
+              agentId: parsed.request.agent_id,
+            };
+            parsedOf.set(prepared, parsed);
+            return prepared;
+          },
+          async run(prepared, stamp) {
+            const parsed = parsedOf.get(prepared);
+            if (!parsed) throw new Error('not prepared here');
+            return issue(parsed, stamp);
+          },
+          async close() {},
+        },
+      });
     },
 
     parseRequestValue(value: unknown): ParsedRequest {
@@ -114,52 +149,14 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
       used.set(client.clientKey, Math.max(0, (used.get(client.clientKey) ?? 0) - 1));
     },
 
-    async verify(parsed: ParsedRequest): Promise<SignedResult> {
-      if (service.failNextVerify) {
-        service.failNextVerify = false;
-        throw new Error('disk on fire at /var/secret/path');
+    async saveReceipt() {},
+    checkScorable(agentId: string) {
+      if (agentId.length === 0 || agentId.length > 200) {
+        throw new ApiError('invalid_request', { fields: [{ field: 'agent_id', problem: 'must be 1-200 characters', fix: 'send a real id' }] });
       }
-      service.lastParsed = parsed;
-      const verifiedAt = rfc3339Seconds(new Date());
-      const result = 'pass' as const;
-      const response = attestor.attach(
-        {
-          summary: { result, blocking_checks: [] },
-          next_actions: [{ action: 'attach_receipt', for: 'seller' }],
-          result,
-          verification_id: randomUUID(),
-          task_id: parsed.request.task_id,
-          agent_id: parsed.request.agent_id,
-          ...computeHashes(parsed),
-          verified_at: verifiedAt,
-          verifier_version: VERSION,
-          schema_compliance: { ratio: 1, passed: 1, total: 1 },
-          integrity_checks: { ratio: 1, passed: 2, total: 2 },
-          overall: { ratio: 1, passed: 3, total: 3 },
-        },
-        { context: 'verify', timestamp: verifiedAt },
-      );
-      service.verifications.push({ agentId: parsed.request.agent_id, result });
-      return { response, text: JSON.stringify(response) };
     },
 
-    async issue(parsed: ParsedRequest) {
-      const signed = await service.verify(parsed);
-      const r = signed.response as { verification_id: string; verified_at: string };
-      return {
-        signed,
-        record: {
-          verificationId: r.verification_id,
-          agentId: parsed.request.agent_id,
-          taskId: parsed.request.task_id,
-          result: 'pass' as const,
-          overallRatio: 1,
-          verifiedAt: r.verified_at,
-          keyVersion: 'fake',
-          receipt: signed.text,
-        },
-      };
-    },
+
 
     async score(agentId: string): Promise<SignedResult> {
       if (agentId.length === 0 || agentId.length > 200) {
@@ -181,5 +178,45 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
       return null;
     },
   };
+  function issue(parsed: ParsedRequest, stamp: { verificationId: string; verifiedAt: Date }): IssuedReceipt {
+    if (service.failNextVerify) {
+      service.failNextVerify = false;
+      throw new Error('disk on fire at /var/secret/path');
+    }
+    service.lastParsed = parsed;
+    const verifiedAt = rfc3339Seconds(stamp.verifiedAt);
+    const result = 'pass' as const;
+    const hashes = computeHashes(parsed);
+    const response = attestor.attach(
+      {
+        summary: { result, blocking_checks: [] },
+        next_actions: [{ action: 'attach_receipt', for: 'seller' }],
+        result,
+        verification_id: stamp.verificationId,
+        task_id: parsed.request.task_id,
+        agent_id: parsed.request.agent_id,
+        output_hash: hashes.output_hash,
+        schema_hash: hashes.schema_hash,
+        rules_hash: hashes.rules_hash,
+        verified_at: verifiedAt,
+        verifier_version: VERSION,
+        enforce_rules: parsed.request.enforce_rules,
+        strict_content_check: parsed.request.strict_content_check,
+      },
+      { context: 'verify', timestamp: verifiedAt },
+    );
+    service.verifications.push({ agentId: parsed.request.agent_id, result });
+    return {
+      response,
+      text: JSON.stringify(response),
+      verificationId: stamp.verificationId,
+      result,
+      verifiedAt,
+      keyVersion: response.attestation.key_version,
+      overallRatio: 1,
+      taskId: parsed.request.task_id,
+      agentId: parsed.request.agent_id,
+    };
+  }
   return service;
 }

@@ -136,19 +136,19 @@ describe('no receipt without a settled payment', () => {
     const who = agent('edge');
     const pr = await paymentRequired();
     // Verified while valid; during the work the chain's clock passes validBefore (now + 300 s).
-    const service = svc.app.service;
-    const original = service.issue.bind(service);
-    service.issue = async (parsed) => {
-      service.issue = original;
+    const runner = svc.app.runner;
+    const original = runner.run.bind(runner);
+    runner.run = async (prepared, stamp) => {
+      runner.run = original;
       chainSkewMs = 400_000;
-      return original(parsed);
+      return original(prepared, stamp);
     };
     try {
       const r = await post(svc.base, await b.client.createPaymentPayload(pr), body('edge', who));
       expect(r.status).toBe(402);
       expect(((await r.json()) as { code: string }).code).toBe('settlement_failed');
     } finally {
-      service.issue = original;
+      runner.run = original;
       chainSkewMs = 0;
     }
     expect((await reputation(who)).verifications).toBe(0);
@@ -356,10 +356,10 @@ describe('a failed work releases the payment', () => {
     const b = buyer(PRICE);
     const who = agent('workfail');
     const header = encodePaymentSignatureHeader(await b.client.createPaymentPayload(await paymentRequired()));
-    const service = svc.app.service;
-    const original = service.issue.bind(service);
-    service.issue = async () => {
-      service.issue = original;
+    const runner = svc.app.runner;
+    const original = runner.run.bind(runner);
+    runner.run = async () => {
+      runner.run = original;
       throw new Error('disk on fire');
     };
     const failed = await post(svc.base, header, body('workfail', who));

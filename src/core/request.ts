@@ -171,7 +171,10 @@ function isObject(v: Json | undefined): v is { [key: string]: Json } {
 
 const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
-/** Length in Unicode code points (what a person calls characters). */
+/** Longest task_id / agent_id, in Unicode code points (what a person calls characters). */
+export const MAX_ID_LENGTH = 200;
+
+/** Length in Unicode code points. */
 function codePoints(s: string): number {
   let n = 0;
   for (let i = 0; i < s.length; i++) {
@@ -181,20 +184,33 @@ function codePoints(s: string): number {
   return n;
 }
 
+// C0 controls and DEL: invisible in logs and pages, and a line break in an id forges log lines.
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/**
+ * The one rule for task_id and agent_id, wherever an id arrives (request body, URL
+ * path, tool arguments): a string of 1 to 200 code points without control characters
+ * (U+0000–U+001F, U+007F). Returns the problem, or null when the id is acceptable.
+ */
+export function identifierProblem(field: 'task_id' | 'agent_id', value: unknown): FieldProblem | null {
+  const fix = `Send '${field}' as a string of 1 to ${MAX_ID_LENGTH} characters without control characters.`;
+  if (typeof value !== 'string') return { field, problem: 'must be a string', fix };
+  const n = codePoints(value);
+  if (n < 1) return { field, problem: 'must not be empty', fix };
+  if (n > MAX_ID_LENGTH) return { field, problem: `is longer than ${MAX_ID_LENGTH} characters`, fix };
+  if (CONTROL.test(value)) return { field, problem: 'contains a control character (U+0000-U+001F or U+007F)', fix };
+  return null;
+}
+
 function checkId(body: Record<string, Json>, key: 'task_id' | 'agent_id', required: boolean, problems: FieldProblem[]): string | null {
-  const fix = `Send '${key}' as a string of 1 to 200 characters.`;
   if (!hasOwn(body, key) || (!required && body[key] === null)) {
-    if (required) problems.push({ field: key, problem: 'is required', fix });
+    if (required) problems.push({ field: key, problem: 'is required', fix: `Send '${key}' as a string of 1 to ${MAX_ID_LENGTH} characters.` });
     return null;
   }
   const v = body[key];
-  if (typeof v !== 'string') {
-    problems.push({ field: key, problem: 'must be a string', fix });
-    return null;
-  }
-  const n = codePoints(v);
-  if (n < 1 || n > 200) {
-    problems.push({ field: key, problem: n < 1 ? 'must not be empty' : 'is longer than 200 characters', fix });
+  const problem = identifierProblem(key, v);
+  if (problem !== null || typeof v !== 'string') {
+    if (problem) problems.push(problem);
     return null;
   }
   return v;

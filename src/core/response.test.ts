@@ -33,6 +33,7 @@ describe('buildResponse', () => {
   it('keeps the SPEC §4 key order in full form (verify/attestation are appended by the signer)', () => {
     const r = buildResponse(verdict, meta, 'full');
     expect(Object.keys(r)).toEqual(FULL_KEYS);
+    if (!('request_hash' in r)) throw new Error('expected the full form');
     expect(r.summary).toEqual({ result: 'fail', blocking_checks: ['consistency:sum_equals'] });
     expect(r.result).toBe('fail');
     expect(r.request_hash).toBe(meta.request_hash);

@@ -3,7 +3,7 @@
  * `verify` and `attestation` blocks (the signer appends them last). The
  * compact form keeps only the SPEC §4 compact keys.
  */
-import type { Detail, Verdict } from './types.js';
+import type { Detail, ErrorDetail, Flag, Hint, NextAction, Score, Verdict } from './types.js';
 
 export interface ResponseMeta {
   verification_id: string;
@@ -16,12 +16,64 @@ export interface ResponseMeta {
   verifier_version: string;
 }
 
-export type VerificationResponse = Record<string, unknown>;
+export type ResponseSummary = { result: 'pass' | 'fail'; blocking_checks: string[] };
+
+/** The compact form (detail "compact"): identity, hashes and verdict, no lists or scores. */
+export type CompactResponse = {
+  summary: ResponseSummary;
+  next_actions: NextAction[];
+  result: 'pass' | 'fail';
+  verification_id: string;
+  task_id: string;
+  agent_id: string | null;
+  output_hash: string;
+  schema_hash: string;
+  rules_hash: string;
+  verified_at: string;
+  verifier_version: string;
+  enforce_rules: boolean;
+  strict_content_check: boolean;
+};
+
+/** The full form (detail "full"), in wire order. */
+export type FullResponse = {
+  summary: ResponseSummary;
+  next_actions: NextAction[];
+  result: 'pass' | 'fail';
+  verification_id: string;
+  task_id: string;
+  agent_id: string | null;
+  output_hash: string;
+  schema_hash: string;
+  rules_hash: string;
+  request_hash: string;
+  verified_at: string;
+  verifier_version: string;
+  enforce_rules: boolean;
+  strict_content_check: boolean;
+  errors: string[];
+  errors_total: number;
+  errors_omitted: number;
+  errors_detail: ErrorDetail[];
+  errors_detail_total: number;
+  errors_detail_omitted: number;
+  flags: Flag[];
+  flags_total: number;
+  flags_omitted: number;
+  hints: Hint[];
+  hints_total: number;
+  hints_omitted: number;
+  schema_compliance: Score;
+  integrity_checks: Score;
+  overall: Score;
+};
+
+export type VerificationResponse = FullResponse | CompactResponse;
 
 export function buildResponse(verdict: Verdict, meta: ResponseMeta, detail: Detail): VerificationResponse {
   // Plain object literals (no spreads): this runs once per request on the hot path,
   // and literal shapes keep V8 on its fast properties path.
-  const summary = { result: verdict.result, blocking_checks: verdict.blocking_checks.slice() };
+  const summary: ResponseSummary = { result: verdict.result, blocking_checks: verdict.blocking_checks.slice() };
   if (detail === 'compact') {
     return {
       summary,

@@ -14,7 +14,7 @@ export interface HttpMetrics {
   registry: Registry;
   requests: Counter<'method' | 'route' | 'status'>;
   latency: Histogram<'method' | 'route'>;
-  verifications: Counter<'result'>;
+  verifications: Counter<'result' | 'transport'>;
 }
 
 export function createHttpMetrics(options: { defaultMetrics?: boolean } = {}): HttpMetrics {
@@ -37,8 +37,8 @@ export function createHttpMetrics(options: { defaultMetrics?: boolean } = {}): H
     }),
     verifications: new Counter({
       name: 'aov_verifications_total',
-      help: 'Signed verification receipts issued, by result.',
-      labelNames: ['result'],
+      help: 'Signed verification receipts issued, by result and transport (rest, mcp, a2a, batch).',
+      labelNames: ['result', 'transport'],
       registers: [registry],
     }),
   };

@@ -1,64 +1,43 @@
 /**
- * @module The REST service on Fastify 5: SPEC §6 routes (verify, score,
- * reputation, stored receipts, discovery, health, metrics, OpenAPI/docs), one
- * error shape on every path (including 404/405/413/415), request ids, and a
- * closing state that turns new requests away with 503 during shutdown.
+ * @module The HTTP server on Fastify 5: what every route shares (one error shape
+ * on every path including 404/405/413/415, request ids, metrics, OpenAPI, a
+ * closing state that turns new requests away with 503 during shutdown), and the
+ * route plugins by concern: verify (REST adapter of the pipeline), records,
+ * discovery, operations, MCP, and any extra plugins the app adds.
  */
 import { addOperationIds } from './operation-ids.js';
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
-import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyServerOptions } from 'fastify';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { Config } from '../config.js';
-import { ApiError, errorBody } from '../errors.js';
+import { errorBody } from '../errors.js';
 import type { ErrorBody } from '../errors.js';
-import { mcpServerCard, registerMcpRoutes } from '../mcp/index.js';
-import type { VerifierService } from '../service/types.js';
-import { admitVerification, setAllowanceHeaders } from './admission.js';
+import { mcpRoutes } from '../mcp/index.js';
+import type { PaymentEncoding } from '../payments/transport.js';
+import type { Pipeline } from '../service/pipeline.js';
 import { createClientKeyResolver } from './client-key.js';
 import { hygiene } from './hygiene.js';
-import { agentCard, llmsTxt, x402Manifest } from './discovery.js';
-import type { DiscoveryContext } from './discovery.js';
+import { discoveryRoutes } from './discovery-routes.js';
 import { toErrorBody } from './errors.js';
 import { logRoutes, type LogRoutesOptions } from './log-routes.js';
 import { createHttpMetrics } from './metrics.js';
 import { docsUiOptions, pagesPlugin } from '../pages/plugin.js';
-// x402 payments (src/payments): REST handlers, MCP admission and the built-in facilitator endpoints.
-import type { FacilitatorClient } from '@x402/core/server';
-import type { PaymentGate } from '../payments/gate.js';
-import { createPaymentAdmission } from '../payments/mcp-admission.js';
-import { handlePaidScore, handlePaidVerify, type PaidRestContext } from '../payments/rest.js';
-import { paymentRequiredResponse } from '../payments/openapi.js';
 import type { HttpMetrics } from './metrics.js';
-import {
-  agentIdParams,
-  allowanceHeaders,
-  errorResponses,
-  errorSchema,
-  logCheckpointRefSchema,
-  receiptSchema,
-  reputationQuery,
-  reputationSchema,
-  trustScoreSchema,
-  verificationIdParams,
-  verificationRequestSchema,
-} from './schemas.js';
+import { operationsRoutes, type Readiness } from './operations-routes.js';
+import { recordRoutes } from './record-routes.js';
+import { errorSchema, logCheckpointRefSchema, receiptSchema, reputationSchema, trustScoreSchema, verificationRequestSchema } from './schemas.js';
+import { verifyRoutes } from './verify-routes.js';
 
-export interface Readiness {
-  database: boolean;
-  signingKey: boolean;
-  /** Why the database is not ready (e.g. `disk full`), named in the 503. */
-  databaseProblem?: string;
-  /** Why no signing key is usable. */
-  signingKeyProblem?: string;
-  /** Serving, but something needs the operator (e.g. key files missing while the loaded key still signs). */
-  warnings?: string[];
-}
+export type { Readiness } from './operations-routes.js';
 
 export interface HttpServerOptions {
   config: Config;
-  service: VerifierService;
+  /** The admission pipeline every verification and score goes through. */
+  pipeline: Pipeline;
+  /** Metrics registry (the pipeline counts verifications into it). Default: a fresh one. */
+  metrics?: HttpMetrics;
   /** Package version, shown in cards and docs. */
   version: string;
   /** The attestation extension (SPEC §5.3), read live from the key ring. */
@@ -69,10 +48,10 @@ export interface HttpServerOptions {
   logger?: FastifyServerOptions['logger'];
   /** Register the MCP adapter (default true). */
   mcp?: boolean;
-  /** x402 payment gate when payments are on (verify after the allowance and score become paid). */
-  payments?: PaymentGate | null;
-  /** The built-in facilitator, served under /facilitator when X402_FACILITATOR_ROUTES is on (with its token). */
-  localFacilitator?: FacilitatorClient | null;
+  /** The x402 encodings when payments are on (the pipeline's policy decides; these only encode). */
+  payments?: PaymentEncoding | null;
+  /** More route plugins (payments' facilitator, the log, pages…), registered after the built-in ones. */
+  plugins?: FastifyPluginAsync[];
   /** On close, how long in-flight requests may take before their connections are cut (default 10 s). */
   shutdownGraceMs?: number;
   /** The transparency log's routes under /log (checkpoint, key, tiles, proofs). */
@@ -87,7 +66,6 @@ export interface HttpServer {
   readonly closing: boolean;
 }
 
-const VERIFY_ROUTES = ['/verify/schema', '/verify/deliverable'] as const;
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 function sendError(reply: FastifyReply, body: ErrorBody): FastifyReply {
@@ -117,27 +95,11 @@ function createRouteIndex() {
 }
 
 export async function createHttpServer(options: HttpServerOptions): Promise<HttpServer> {
-  const { config, service } = options;
-  const metrics = createHttpMetrics();
+  const { config, pipeline } = options;
+  const metrics = options.metrics ?? createHttpMetrics();
   const clientKey = createClientKeyResolver(config.trustProxy);
-  const discovery: DiscoveryContext = { config, version: options.version, attestationExtension: options.attestationExtension };
   const routeIndex = createRouteIndex();
   let closing = false;
-  // x402: with a gate, verify and score go through the payment handlers (src/payments/rest.ts).
-  const paid: PaidRestContext | null = options.payments?.enabled
-    ? {
-        gate: options.payments,
-        service,
-        clientKey,
-        baseUrl: config.publicBaseUrl,
-        setAllowanceHeaders,
-        onVerified: (signed) => metrics.verifications.inc({ result: String(signed.response.result) }),
-        freeTrial: {
-          mcpUrl: `${config.publicBaseUrl}/mcp`,
-          client: config.trustProxy ? 'ip address (X-Forwarded-For from the trusted proxy)' : 'ip address',
-        },
-      }
-    : null;
 
   const app = Fastify({
     logger: options.logger ?? { level: config.logLevel },
@@ -230,199 +192,33 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs', ...docsUiOptions(config.publicBaseUrl) });
   await app.register(pagesPlugin, {
-    site: { serviceName: config.serviceName, version: options.version, paymentsEnabled: Boolean(paid), freeAllowancePerDay: config.freeAllowancePerDay },
+    site: { serviceName: config.serviceName, version: options.version, paymentsEnabled: Boolean(options.payments), freeAllowancePerDay: config.freeAllowancePerDay },
   });
 
-  // ---- verification (raw body → the core's strict parser) ----
-  await app.register(async (scope) => {
-    scope.removeAllContentTypeParsers();
-    // The strict I-JSON parser needs the exact bytes: hashes and signatures cover what it parses.
-    scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-
-    scope.addHook('onSend', (request, reply, payload, done) => {
-      // Every verify response carries the allowance headers, also errors that came before the count.
-      if (reply.hasHeader('Free-Allowance-Limit')) return done(null, payload);
-      let peek;
-      try {
-        peek = service.peekAllowance({ clientKey: clientKey(request) });
-      } catch {
-        return done(null, payload);
-      }
-      peek.then(
-        (info) => {
-          setAllowanceHeaders(reply, info);
-          done(null, payload);
-        },
-        // Headers are advisory; a failing store already shows in the status code.
-        () => done(null, payload),
-      );
-    });
-
-    for (const url of VERIFY_ROUTES) {
-      scope.post(
-        url,
-        {
-          bodyLimit: config.bodyLimitBytes,
-          // The declared body schema is documentation; the strict parser validates.
-          validatorCompiler: () => () => true,
-          schema: {
-            summary: url === '/verify/schema' ? 'Verify an output and get a signed receipt' : 'Alias of POST /verify/schema',
-            tags: ['verify'],
-            body: { $ref: 'VerificationRequest#' },
-            response: {
-              200: { description: 'Signed receipt (pass or fail).', headers: allowanceHeaders, content: { 'application/json': { schema: { $ref: 'Receipt#' } } } },
-              ...errorResponses(413, 415, 422, 429, 500, 503),
-              ...(paid ? paymentRequiredResponse() : {}),
-            },
-          },
-        },
-        async (request, reply) => {
-          if (paid) return handlePaidVerify(paid, request, reply);
-          const admission = await admitVerification({ service, clientKey }, request, reply);
-          let signed;
-          try {
-            signed = await service.verify(admission.parsed);
-          } catch (err) {
-            // An error is never charged: give the allowance unit back.
-            await admission.release().catch((e: unknown) => request.log.error({ err: e }, 'allowance refund failed'));
-            throw err;
-          }
-          metrics.verifications.inc({ result: String(signed.response.result) });
-          return reply.code(200).type(JSON_TYPE).send(signed.text);
-        },
-      );
-    }
+  // One plugin per concern; a new surface adds its own plugin here.
+  await app.register(verifyRoutes, {
+    pipeline,
+    clientKey,
+    bodyLimit: config.bodyLimitBytes,
+    baseUrl: config.publicBaseUrl,
+    payments: options.payments ?? null,
   });
-
-  // ---- records ----
-  app.get(
-    '/verifications/:verification_id',
-    {
-      schema: {
-        summary: 'The stored signed receipt, byte-identical to the original response',
-        tags: ['records'],
-        params: verificationIdParams,
-        response: { 200: { $ref: 'Receipt#' }, ...errorResponses(404, 422, 500, 503) },
-      },
-    },
-    async (request, reply) => {
-      const { verification_id } = request.params as { verification_id: string };
-      const text = await service.getReceipt(verification_id);
-      if (text === null) throw new ApiError('not_found', { message: 'No verification with this id.' });
-      return reply.type(JSON_TYPE).send(text);
-    },
-  );
-
-  app.get(
-    '/reputation/:agent_id',
-    {
-      schema: {
-        summary: 'Pass/fail history of an agent, newest first, paged',
-        tags: ['records'],
-        params: agentIdParams,
-        querystring: reputationQuery(config.listCap),
-        response: { 200: { $ref: 'Reputation#' }, ...errorResponses(422, 500, 503) },
-      },
-    },
-    async (request, reply) => {
-      const { agent_id } = request.params as { agent_id: string };
-      const q = request.query as { limit: number; cursor?: string };
-      const page = await service.reputation(agent_id, { limit: q.limit, cursor: q.cursor ?? null });
-      return reply.type(JSON_TYPE).send(JSON.stringify(page));
-    },
-  );
-
-  app.get(
-    '/score/:agent_id',
-    {
-      schema: {
-        summary: 'Signed 0-100 trust score of an agent (test- agents: 422)',
-        tags: ['records'],
-        params: agentIdParams,
-        response: { 200: { $ref: 'TrustScore#' }, ...errorResponses(422, 500, 503), ...(paid ? paymentRequiredResponse() : {}) },
-      },
-    },
-    async (request, reply) => {
-      const { agent_id } = request.params as { agent_id: string };
-      if (paid) return handlePaidScore(paid, request, reply, agent_id);
-      const signed = await service.score(agent_id);
-      return reply.type(JSON_TYPE).send(signed.text);
-    },
-  );
-
-  // ---- discovery ----
-  const hidden = { schema: { hide: true } };
-  app.get('/.well-known/agent-card.json', { schema: { summary: 'A2A agent card with every signing key', tags: ['discovery'] } }, async (_req, reply) =>
-    reply.type(JSON_TYPE).send(JSON.stringify(agentCard(discovery))),
-  );
-  // These depend on the configuration only: built once, not per request (the agent card lists live keys).
-  const x402Text = JSON.stringify(x402Manifest(config));
-  const mcpCardText = JSON.stringify(mcpServerCard({ baseUrl: config.publicBaseUrl, serviceName: config.serviceName, version: options.version }));
-  const llmsText = llmsTxt(discovery);
-  app.get('/.well-known/x402', { schema: { summary: 'Advisory x402 payment manifest', tags: ['discovery'] } }, async (_req, reply) =>
-    reply.type(JSON_TYPE).send(x402Text),
-  );
-  // Same document and headers as /mcp/server-card: public, cacheable, readable by browser-based clients.
-  app.get('/.well-known/mcp/server-card.json', { schema: { summary: 'MCP server card', tags: ['discovery'] } }, async (_req, reply) =>
-    reply.header('Cache-Control', 'public, max-age=300').header('Access-Control-Allow-Origin', '*').type(JSON_TYPE).send(mcpCardText),
-  );
-  app.get('/llms.txt', { schema: { summary: 'Plain-text guide for agents (live limits and allowance)', tags: ['discovery'] } }, async (_req, reply) =>
-    reply.type('text/plain; charset=utf-8').send(llmsText),
-  );
-  app.get('/openapi.json', hidden, async (_req, reply) => reply.type(JSON_TYPE).send(JSON.stringify(app.swagger())));
-
-  // ---- operations ----
-  app.get('/health', { schema: { summary: 'Liveness and readiness (database reachable, signing key loaded)', tags: ['operations'] } }, async (_req, reply) => {
-    let ready: Readiness;
-    try {
-      ready = await options.readiness();
-    } catch {
-      ready = { database: false, signingKey: false };
-    }
-    if (closing || !ready.database || !ready.signingKey) {
-      // Each component that is not ready is named, with the reason, in fields[] (and in the message).
-      const fields = closing
-        ? [{ field: 'service', problem: 'shutting down', fix: 'send requests to another instance' }]
-        : [
-            ...(ready.database ? [] : [{ field: 'database', problem: ready.databaseProblem ?? 'unreachable', fix: 'restore the database (reachable, writable, with free space)' }]),
-            ...(ready.signingKey ? [] : [{ field: 'signing_key', problem: ready.signingKeyProblem ?? 'no usable signing key', fix: 'restore the signing keys (see docs/operations.md)' }]),
-          ];
-      const why = fields.map((f) => `${f.field}: ${f.problem}`).join('; ');
-      return sendError(reply, errorBody('unavailable', { message: `Not ready: ${why}.`, fields }));
-    }
-    const warnings = ready.warnings ?? [];
-    return reply.type(JSON_TYPE).send(
-      JSON.stringify({
-        status: warnings.length > 0 ? 'degraded' : 'ok',
-        database: 'ok',
-        signing_key: 'ok',
-        ...(warnings.length > 0 ? { warnings } : {}),
-        version: options.version,
-      }),
-    );
-  });
-  app.get('/metrics', hidden, async (_req, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
-
+  await app.register(recordRoutes, { service: pipeline.service, listCap: config.listCap });
+  await app.register(discoveryRoutes, { config, version: options.version, attestationExtension: options.attestationExtension });
+  await app.register(operationsRoutes, { version: options.version, metrics, readiness: options.readiness, closing: () => closing });
   if (options.log) await app.register(logRoutes, options.log);
-
   if (options.mcp !== false) {
-    await registerMcpRoutes(app, {
-      service,
+    await app.register(mcpRoutes, {
+      pipeline,
       baseUrl: config.publicBaseUrl,
       serviceName: config.serviceName,
       allowedHosts: config.allowedHosts,
       clientKey,
       version: options.version,
-      admit: paid ? createPaymentAdmission({ gate: paid.gate, service, baseUrl: config.publicBaseUrl, freeTrial: paid.freeTrial }) : undefined,
+      payments: options.payments ?? null,
     });
   }
-  const facilitatorToken = config.payments.facilitator.mode === 'local' ? config.payments.facilitator.routesToken : null;
-  if (options.localFacilitator && facilitatorToken) {
-    // Off unless the operator turns them on with a token: they make the settlement key pay gas.
-    // Loaded only when used: the facilitator pulls in the EVM client stack (slow to import, ~45 MiB).
-    const { registerFacilitatorRoutes } = await import('../payments/local-facilitator.js');
-    await registerFacilitatorRoutes(app, options.localFacilitator, { prefix: '/facilitator', token: facilitatorToken });
-  }
+  for (const plugin of options.plugins ?? []) await app.register(plugin);
 
   await app.ready();
 

@@ -1,106 +1,177 @@
 /**
- * @module Parsing of the JSON-RPC body of `POST /mcp` with the core's strict
- * parser, so that MCP and REST judge the same output the same way: a key written
- * twice inside `submitted_output` must still fail `integrity:unique_keys` (SPEC
- * §2.2), although the JSON-RPC layer has long collapsed it to the last value by
- * the time the tool sees its arguments. The findings are kept per JSON-RPC
- * request id and applied to the parsed request by the tool handler.
+ * @module The JSON-RPC body of `POST /mcp`, split into what the SDK needs and
+ * what the verifier needs. The SDK gets the envelope as JSON.parse reads it
+ * (method, id, tool name, `_meta`). The verifier gets each tools/call's
+ * `params.arguments` as its own source text, which the pipeline parses strictly
+ * exactly as REST parses a body: a key written twice inside `submitted_output`
+ * fails `integrity:unique_keys`, whatever else the envelope holds (lone
+ * surrogates, huge numbers or deep nesting elsewhere change nothing).
  */
-import { invalidRequest } from '../errors.js';
-import type { ParsedRequest } from '../core/types.js';
-import { requestField } from '../core/request.js';
-import { formatSegments, parseStrictJson, StrictJsonError, type DuplicateKeyFinding } from '../core/strict-json.js';
 
-/** Generous: the envelope adds three levels; the service enforces the configured depth on the arguments. */
-const ENVELOPE_MAX_DEPTH = 512;
-
-/** Duplicate keys found inside `params.arguments` of each tools/call, by JSON-RPC id; segments relative to the arguments. */
-export type ArgumentFindings = Map<string | number, DuplicateKeyFinding[]>;
-
-/**
- * The `params.arguments` of each tools/call exactly as strictly parsed, by JSON-RPC id.
- * The SDK re-parses arguments with a record schema that rebuilds the object and loses
- * an own `__proto__` key; the tool handler reads these instead. Ids used twice are left out.
- */
-export type ArgumentValues = Map<string | number, unknown>;
-
+/** The outcome of reading a body: the envelope value, and the arguments' source text by JSON-RPC id. */
 export type EnvelopeParse =
-  | { ok: true; value: unknown; findings: ArgumentFindings; argumentValues: ArgumentValues }
+  | {
+      ok: true;
+      value: unknown;
+      /**
+       * `params.arguments` source text of each tools/call by id: a string, undefined when
+       * the call has no arguments, null when the id is used by more than one call (ambiguous).
+       */
+      argumentSources: Map<string | number, string | undefined | null>;
+    }
   | { ok: false };
 
-function collectArguments(value: unknown): ArgumentValues {
-  const out: ArgumentValues = new Map();
-  const seen = new Set<string | number>();
-  for (const message of Array.isArray(value) ? value : [value]) {
-    const id = requestId(message);
-    if (id === undefined) continue;
-    if (seen.has(id)) {
-      out.delete(id);
-      continue;
-    }
-    seen.add(id);
-    const params = (message as { params?: unknown }).params;
-    if (typeof params === 'object' && params !== null && Object.prototype.hasOwnProperty.call(params, 'arguments')) {
-      out.set(id, (params as { arguments: unknown }).arguments);
-    }
-  }
-  return out;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 }
 
-function requestId(message: unknown): string | number | undefined {
+/**
+ * A scanner over text that is already known to be valid JSON (JSON.parse accepted
+ * it): it only finds where values start and end, iteratively, so no nesting depth
+ * can overflow it.
+ */
+class Scanner {
+  pos = 0;
+  constructor(readonly text: string) {}
+
+  ws(): void {
+    while (this.pos < this.text.length && isSpace(this.text.charCodeAt(this.pos))) this.pos++;
+  }
+
+  /** Skip a string token; pos must be on its opening quote. */
+  skipString(): void {
+    const t = this.text;
+    let i = this.pos + 1;
+    for (;;) {
+      const c = t.charCodeAt(i);
+      if (c === 0x5c) i += 2;
+      else if (c === 0x22) break;
+      else i++;
+    }
+    this.pos = i + 1;
+  }
+
+  /** Read a string token's value (keys on the path are short). */
+  readString(): string {
+    const start = this.pos;
+    this.skipString();
+    return JSON.parse(this.text.slice(start, this.pos)) as string;
+  }
+
+  /** Skip any value. */
+  skipValue(): void {
+    const t = this.text;
+    const c = t.charCodeAt(this.pos);
+    if (c === 0x22) return this.skipString();
+    if (c !== 0x7b && c !== 0x5b) {
+      while (this.pos < t.length) {
+        const d = t.charCodeAt(this.pos);
+        if (d === 0x2c || d === 0x7d || d === 0x5d || isSpace(d)) break;
+        this.pos++;
+      }
+      return;
+    }
+    let depth = 0;
+    while (this.pos < t.length) {
+      const d = t.charCodeAt(this.pos);
+      if (d === 0x22) {
+        this.skipString();
+        continue;
+      }
+      this.pos++;
+      if (d === 0x7b || d === 0x5b) depth++;
+      else if ((d === 0x7d || d === 0x5d) && --depth === 0) return;
+    }
+  }
+
+  /**
+   * In the object at pos, the source of the value at `path[level..]`, with the
+   * last occurrence of a key winning (as in JSON.parse). Leaves pos after the object.
+   */
+  member(path: readonly string[], level: number): string | undefined {
+    let found: string | undefined;
+    this.pos++; // {
+    this.ws();
+    if (this.text.charCodeAt(this.pos) === 0x7d) {
+      this.pos++;
+      return undefined;
+    }
+    for (;;) {
+      this.ws();
+      const key = this.readString();
+      this.ws();
+      this.pos++; // :
+      this.ws();
+      const start = this.pos;
+      if (key === path[level]) {
+        if (level === path.length - 1) {
+          this.skipValue();
+          found = this.text.slice(start, this.pos);
+        } else if (this.text.charCodeAt(this.pos) === 0x7b) {
+          found = this.member(path, level + 1);
+        } else {
+          this.skipValue();
+          found = undefined;
+        }
+      } else {
+        this.skipValue();
+      }
+      this.ws();
+      if (this.text.charCodeAt(this.pos++) === 0x7d) return found;
+    }
+  }
+}
+
+function toolCallId(message: unknown): string | number | undefined {
   if (typeof message !== 'object' || message === null) return undefined;
   const { id, method } = message as { id?: unknown; method?: unknown };
   if (method !== 'tools/call') return undefined;
   return typeof id === 'string' || typeof id === 'number' ? id : undefined;
 }
 
-export function parseEnvelope(text: string): EnvelopeParse {
-  let strict;
-  try {
-    strict = parseStrictJson(text, { maxDepth: ENVELOPE_MAX_DEPTH });
-  } catch (e) {
-    if (!(e instanceof StrictJsonError) || e.kind === 'invalid_json') return { ok: false };
-    // Lone surrogates, non-finite numbers, extreme depth: the service's value checks report
-    // those as coded 422s with the field, which beats a JSON-RPC parse error.
-    try {
-      const value = JSON.parse(text) as unknown;
-      return { ok: true, value, findings: new Map(), argumentValues: collectArguments(value) };
-    } catch {
-      return { ok: false };
-    }
-  }
-  const findings: ArgumentFindings = new Map();
-  const batch = Array.isArray(strict.value);
-  for (const d of strict.duplicateKeys) {
-    const s = d.segments;
-    const offset = batch ? 1 : 0;
-    if (s[offset] !== 'params' || s[offset + 1] !== 'arguments') continue;
-    const message = batch ? (strict.value as unknown[])[s[0] as number] : strict.value;
-    const id = requestId(message);
-    if (id === undefined) continue;
-    const list = findings.get(id) ?? [];
-    list.push({ segments: s.slice(offset + 2), key: d.key });
-    findings.set(id, list);
-  }
-  return { ok: true, value: strict.value, findings, argumentValues: collectArguments(strict.value) };
-}
+const ARGUMENTS_PATH = ['params', 'arguments'] as const;
 
-/**
- * Apply what the JSON-RPC layer lost: inside `submitted_output` a duplicate key is an
- * integrity finding; elsewhere in the arguments it is a request error, as over REST.
- */
-export function applyDuplicateKeys(parsed: ParsedRequest, duplicates: readonly DuplicateKeyFinding[]): ParsedRequest {
-  if (duplicates.length === 0) return parsed;
-  const outside = duplicates.filter((d) => d.segments[0] !== 'submitted_output');
-  if (outside.length > 0) {
-    throw invalidRequest(
-      outside.map((d) => ({
-        field: requestField([...d.segments, d.key]),
-        problem: 'appears more than once in the same object',
-        fix: 'Send each key once per object.',
-      })),
-    );
+/** Decode (strict UTF-8) and read a `POST /mcp` body. Not JSON at all → `ok: false` (a JSON-RPC parse error). */
+export function parseEnvelope(body: Uint8Array | string): EnvelopeParse {
+  let text: string;
+  try {
+    text = typeof body === 'string' ? body : utf8.decode(body);
+  } catch {
+    return { ok: false };
   }
-  const inside = duplicates.map((d) => ({ path: formatSegments(d.segments.slice(1)), key: d.key }));
-  return { ...parsed, integrity: { ...parsed.integrity, duplicateKeys: [...parsed.integrity.duplicateKeys, ...inside] } };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false };
+  }
+  const messages = Array.isArray(value) ? value : [value];
+  const scanner = new Scanner(text);
+  scanner.ws();
+  const sources: Array<string | undefined> = [];
+  if (Array.isArray(value)) {
+    scanner.pos++; // [
+    for (let i = 0; i < value.length; i++) {
+      scanner.ws();
+      if (scanner.text.charCodeAt(scanner.pos) === 0x7b) sources.push(scanner.member(ARGUMENTS_PATH, 0));
+      else {
+        scanner.skipValue();
+        sources.push(undefined);
+      }
+      scanner.ws();
+      scanner.pos++; // , or ]
+    }
+  } else if (typeof value === 'object' && value !== null) {
+    sources.push(scanner.member(ARGUMENTS_PATH, 0));
+  }
+
+  const argumentSources = new Map<string | number, string | undefined | null>();
+  messages.forEach((message, i) => {
+    const id = toolCallId(message);
+    if (id === undefined) return;
+    argumentSources.set(id, argumentSources.has(id) ? null : sources[i]);
+  });
+  return { ok: true, value, argumentSources };
 }

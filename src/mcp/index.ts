@@ -1,21 +1,21 @@
 /**
- * @module MCP adapter entry point: `POST /mcp` (Streamable HTTP, stateless, official
- * SDK) on the service's Fastify instance, with Host/Origin checks against DNS
+ * @module MCP adapter entry point: the `mcpRoutes` Fastify plugin serving `POST /mcp`
+ * (Streamable HTTP, stateless, official SDK) with Host/Origin checks against DNS
  * rebinding, CORS for browser-based clients, 405 for GET/DELETE (no sessions, no
  * server-initiated stream), and the server card at `/mcp/server-card(.json)`.
- * The tools call only the VerifierService; admission (free allowance, later x402)
- * is the pluggable `admit` gate (see admission.ts).
+ * The tools go through the admission pipeline (src/service/pipeline.ts) like the
+ * REST routes; x402 payments ride in `params._meta` when payments are on.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { errorBody } from '../errors.js';
-import type { VerifierService } from '../service/types.js';
-import { createAllowanceAdmission, type AdmitToolCall } from './admission.js';
+import type { PaymentEncoding } from '../payments/transport.js';
+import type { Pipeline } from '../service/pipeline.js';
 import { checkHostAndOrigin, hostnameOfOrigin, normaliseAllowedHosts } from './host-guard.js';
-import { parseEnvelope, type ArgumentFindings, type ArgumentValues } from './envelope.js';
+import { parseEnvelope } from './envelope.js';
 import { createMcpServer } from './mcp-server.js';
-import { defaultServerVersion, mcpServerCard, type McpServerCardOptions } from './server-card.js';
+import { defaultServerVersion, mcpEndpointUrl, mcpServerCardHandler, type McpServerCardOptions } from './server-card.js';
 
 export { mcpServerCard, mcpEndpointUrl, MCP_SERVER_DESCRIPTION, type McpServerCardOptions } from './server-card.js';
 export {
@@ -26,20 +26,10 @@ export {
   type McpToolDefinition,
   type ToolName,
 } from './tool-definitions.js';
-export {
-  createAllowanceAdmission,
-  FREE_ALLOWANCE_META,
-  type AdmitToolCall,
-  type Admission,
-  type Admitted,
-  type Refused,
-  type ToolCallContext,
-  type WorkOutcome,
-} from './admission.js';
-export { receiptSummary, errorResult } from './mcp-server.js';
+export { receiptSummary, errorResult, FREE_ALLOWANCE_META } from './mcp-server.js';
 
 export interface McpRoutesOptions {
-  service: VerifierService;
+  pipeline: Pipeline;
   /** Public base URL of the service, e.g. http://127.0.0.1:8080 */
   baseUrl: string;
   serviceName: string;
@@ -52,11 +42,8 @@ export interface McpRoutesOptions {
   clientKey(request: FastifyRequest): string;
   /** Server version in initialize and the server card (default: the package version). */
   version?: string;
-  /**
-   * The gate every tool call passes after its arguments are validated. Default: the
-   * free allowance (createAllowanceAdmission). The x402 adapter supplies its own.
-   */
-  admit?: AdmitToolCall;
+  /** The x402 encodings when payments are on. */
+  payments?: PaymentEncoding | null;
 }
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
@@ -94,32 +81,25 @@ function isJsonContentType(value: string | undefined): boolean {
   return type === 'application/json';
 }
 
-export async function registerMcpRoutes(app: FastifyInstance, options: McpRoutesOptions): Promise<void> {
+export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions): Promise<void> {
   const baseHost = hostnameOfOrigin(options.baseUrl);
   const allowed = normaliseAllowedHosts([...options.allowedHosts, ...LOOPBACK_NAMES, ...(baseHost ? [baseHost] : [])]);
-  const admit = options.admit ?? createAllowanceAdmission(options.service);
   const version = options.version ?? defaultServerVersion();
   const cardOptions: McpServerCardOptions = { baseUrl: options.baseUrl, serviceName: options.serviceName, version };
+  const endpointUrl = mcpEndpointUrl(options.baseUrl);
 
   // Discovery: public, read-only, cacheable; no Host check needed (nothing to steal, nothing to change).
   await app.register(async (scope) => {
-    // The card depends on the options only: serialized once.
-    const card = JSON.stringify(mcpServerCard(cardOptions));
-    const sendCard = async (_request: FastifyRequest, reply: FastifyReply) =>
-      reply
-        .header('Cache-Control', 'public, max-age=300')
-        .header('Access-Control-Allow-Origin', '*')
-        .type('application/json; charset=utf-8')
-        .send(card);
+    const sendCard = mcpServerCardHandler(cardOptions);
     scope.get('/mcp/server-card', sendCard);
     scope.get('/mcp/server-card.json', sendCard);
   });
 
   await app.register(async (scope) => {
-    // The body reaches us as text for the core's strict parser (duplicate keys, `__proto__`
-    // as an ordinary key: SPEC §1); a non-JSON Content-Type is left to the transport's 415.
+    // The body reaches us as bytes: the tool arguments are parsed strictly from their own
+    // source text, decoded as strictly as a REST body; a non-JSON Content-Type is left to the transport's 415.
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
     // Errors raised before the transport runs (body too large, bad framing) answer in JSON-RPC form.
     scope.setErrorHandler((err: Error & { statusCode?: number; code?: string }, request, reply) => {
@@ -177,14 +157,13 @@ export async function registerMcpRoutes(app: FastifyInstance, options: McpRoutes
     scope.post('/mcp', async (request, reply) => {
       const origin = headerValue(request.headers.origin);
       let parsedBody: unknown;
-      let findings: ArgumentFindings = new Map();
-      let argumentValues: ArgumentValues = new Map();
+      let argumentSources = new Map<string | number, string | undefined | null>();
       if (isJsonContentType(request.headers['content-type'])) {
-        const envelope = parseEnvelope(typeof request.body === 'string' ? request.body : '');
+        const body: unknown = request.body;
+        const envelope = parseEnvelope(Buffer.isBuffer(body) ? body : new Uint8Array(0));
         if (envelope.ok) {
           parsedBody = envelope.value;
-          findings = envelope.findings;
-          argumentValues = envelope.argumentValues;
+          argumentSources = envelope.argumentSources;
         } else {
           return reply
             .code(400)
@@ -196,14 +175,14 @@ export async function registerMcpRoutes(app: FastifyInstance, options: McpRoutes
 
       const clientKey = options.clientKey(request);
       const server = createMcpServer({
-        service: options.service,
+        pipeline: options.pipeline,
         serverName: options.serviceName,
         serverVersion: version,
-        admit,
+        clientKey,
+        endpointUrl,
+        payments: options.payments ?? null,
         log: request.log,
-        callContext: (tool, meta) => ({ tool, clientKey, meta, request }),
-        duplicateKeys: (id) => findings.get(id) ?? [],
-        rawArguments: (id) => argumentValues.get(id),
+        argumentSource: (id) => argumentSources.get(id),
       });
       // Stateless: no session ids; plain JSON responses (no SSE) since no tool streams progress.
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

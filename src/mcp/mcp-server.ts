@@ -1,34 +1,41 @@
 /**
  * @module One MCP server per HTTP request (stateless Streamable HTTP): the
  * official SDK's low-level Server with tools/list and tools/call handlers that
- * translate JSON-RPC into VerifierService calls and back. No verification logic
- * here. The low-level Server is used (not McpServer + zod) so that the advertised
- * JSON Schemas are exactly ours and arguments reach the service's validator
- * untouched (see tool-definitions.ts).
+ * translate JSON-RPC into the admission pipeline's steps and back. No
+ * verification or payment logic here. The low-level Server is used (not McpServer
+ * + zod) so that the advertised JSON Schemas are exactly ours; the arguments reach
+ * the pipeline as their own source text (see envelope.ts).
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ApiError, errorBody, invalidRequest, isApiError, type ErrorBody } from '../errors.js';
-import type { SignedResult, VerifierService } from '../service/types.js';
-import type { ReceiptRecord } from '../store/store.js';
-import type { DuplicateKeyFinding } from '../core/strict-json.js';
-import type { AdmitToolCall, ToolCallContext } from './admission.js';
-import { applyDuplicateKeys } from './envelope.js';
+import { parseStrictJson, StrictJsonError } from '../core/strict-json.js';
+import type { PaymentEncoding } from '../payments/transport.js';
+import { refusalError, type AdmitContext, type Completion, type Pipeline, type Prepared, type Refused } from '../service/pipeline.js';
+import type { VerificationResponse } from '../core/response.js';
+import type { Score } from '../core/types.js';
 import { TOOL_DEFINITIONS, TOOL_NAMES, type ToolName } from './tool-definitions.js';
 
+/** `result._meta` key of the free-allowance state after a verify_schema call. */
+export const FREE_ALLOWANCE_META = 'agent-output-verifier/free-allowance';
+
 export interface McpServerContext {
-  service: VerifierService;
+  pipeline: Pipeline;
   serverName: string;
   serverVersion: string;
-  admit: AdmitToolCall;
-  /** Builds the admission context for a call (client key, request, `_meta`). */
-  callContext(tool: ToolName, meta: Record<string, unknown> | undefined): ToolCallContext;
+  /** Client address, resolved exactly like the REST routes resolve it (shared allowance). */
+  clientKey: string;
+  /** Public URL of the MCP endpoint (the resource a payment pays for). */
+  endpointUrl: string;
+  /** The x402 encodings when payments are on. */
+  payments: PaymentEncoding | null;
   log: FastifyBaseLogger;
-  /** Duplicate keys the strict body parser found in the arguments of the call with this JSON-RPC id. */
-  duplicateKeys?(requestId: string | number): readonly DuplicateKeyFinding[];
-  /** The call's arguments as strictly parsed from the body (undefined: use the SDK's copy). */
-  rawArguments?(requestId: string | number): unknown;
+  /**
+   * The source text of the call's `params.arguments` in the body: a string, undefined
+   * when absent, null when the JSON-RPC id was used twice in one batch.
+   */
+  argumentSource(requestId: string | number): string | undefined | null;
 }
 
 const INSTRUCTIONS =
@@ -36,28 +43,19 @@ const INSTRUCTIONS =
   'optional bounds and rules; act on result / hints. Receipts are Ed25519-signed (key in /.well-known/agent-card.json). ' +
   "get_verification_record returns an agent's signed trust score.";
 
-function ratio(value: unknown): string | null {
-  const s = value as { ratio?: unknown; passed?: unknown; total?: unknown } | undefined;
-  if (!s || typeof s.ratio !== 'number') return null;
-  return `${String(s.passed)}/${String(s.total)} (${s.ratio})`;
+function ratio(s: Score): string {
+  return `${s.passed}/${s.total} (${s.ratio})`;
 }
 
 /** One line a model can act on without parsing the JSON. */
-export function receiptSummary(response: Record<string, unknown>): string {
-  const summary = response.summary as { blocking_checks?: unknown } | undefined;
-  const blocking = Array.isArray(summary?.blocking_checks) ? (summary.blocking_checks as string[]) : [];
-  const parts = [`result: ${String(response.result)}`];
+export function receiptSummary(response: VerificationResponse): string {
+  const blocking = response.summary.blocking_checks;
+  const parts = [`result: ${response.result}`];
   parts.push(`blocking checks: ${blocking.length > 0 ? blocking.join(', ') : 'none'}`);
-  const scores: Array<[string, string]> = [
-    ['schema', 'schema_compliance'],
-    ['integrity', 'integrity_checks'],
-    ['overall', 'overall'],
-  ];
-  for (const [label, key] of scores) {
-    const r = ratio(response[key]);
-    if (r !== null) parts.push(`${label} ${r}`);
+  if ('overall' in response) {
+    parts.push(`schema ${ratio(response.schema_compliance)}`, `integrity ${ratio(response.integrity_checks)}`, `overall ${ratio(response.overall)}`);
   }
-  parts.push(`verification_id: ${String(response.verification_id)}`);
+  parts.push(`verification_id: ${response.verification_id}`);
   const next = response.result === 'fail' ? 'Fix what hints[] describe and verify again.' : 'Attach this signed receipt (seller) or proceed to payment (buyer).';
   return `${parts.join('; ')}. ${next}`;
 }
@@ -68,14 +66,14 @@ function scoreSummary(response: Record<string, unknown>): string {
   )}.`;
 }
 
-function successResult(signed: SignedResult, summary: string, meta: Record<string, unknown> | undefined): CallToolResult {
+function successResult(text: string, response: Record<string, unknown>, summary: string, meta: Record<string, unknown> | undefined): CallToolResult {
   const result: CallToolResult = {
     content: [
       { type: 'text', text: summary },
       // The exact signed text (byte-identical to the stored receipt), so a client can verify the signature from content too.
-      { type: 'text', text: signed.text },
+      { type: 'text', text },
     ],
-    structuredContent: signed.response,
+    structuredContent: response,
   };
   if (meta && Object.keys(meta).length > 0) result._meta = meta;
   return result;
@@ -98,15 +96,24 @@ function toErrorBody(err: unknown, log: FastifyBaseLogger, tool: string): ErrorB
   return errorBody('internal_error');
 }
 
-function parseRecordArgs(args: unknown): string {
+function parseRecordArgs(source: string): string {
+  let args: unknown;
+  try {
+    const parsed = parseStrictJson(source);
+    if (parsed.duplicateKeys.length > 0) {
+      throw invalidRequest([{ field: parsed.duplicateKeys[0].key, problem: 'appears more than once', fix: 'send each argument once' }]);
+    }
+    args = parsed.value;
+  } catch (e) {
+    if (e instanceof StrictJsonError) throw invalidRequest([{ field: 'arguments', problem: 'is not strict JSON', fix: 'send {"agent_id": "<agent id>"}' }]);
+    throw e;
+  }
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
     throw invalidRequest([{ field: 'arguments', problem: 'must be an object', fix: 'send {"agent_id": "<agent id>"}' }]);
   }
   const extra = Object.keys(args).filter((k) => k !== 'agent_id');
   if (extra.length > 0) {
-    throw invalidRequest(
-      extra.map((k) => ({ field: k, problem: 'unknown field', fix: 'remove it; the only argument is agent_id' })),
-    );
+    throw invalidRequest(extra.map((k) => ({ field: k, problem: 'unknown field', fix: 'remove it; the only argument is agent_id' })));
   }
   const agentId = (args as { agent_id?: unknown }).agent_id;
   if (typeof agentId !== 'string') {
@@ -117,62 +124,69 @@ function parseRecordArgs(args: unknown): string {
   return agentId;
 }
 
-type Work = (options: { deferStore: boolean }) => Promise<{ signed: SignedResult; summary: string; record: ReceiptRecord | null }>;
-
-/** Validate the arguments now (throws ApiError); the returned work runs only once admitted. */
-function prepare(ctx: McpServerContext, tool: ToolName, args: unknown, requestId: string | number): Work {
-  if (tool === 'verify_schema') {
-    const parsed = applyDuplicateKeys(ctx.service.parseRequestValue(args ?? {}), ctx.duplicateKeys?.(requestId) ?? []);
-    return async ({ deferStore }) => {
-      if (deferStore) {
-        const { signed, record } = await ctx.service.issue(parsed);
-        return { signed, summary: receiptSummary(signed.response), record };
-      }
-      const signed = await ctx.service.verify(parsed);
-      return { signed, summary: receiptSummary(signed.response), record: null };
-    };
+/** The arguments' own source text (`{}` when the call has none, as an empty REST body would be refused). */
+function argumentsText(ctx: McpServerContext, requestId: string | number): string {
+  const source = ctx.argumentSource(requestId);
+  if (source === null) {
+    throw invalidRequest([{ field: 'id', problem: 'is used by more than one call in this batch', fix: 'give every call in a batch its own id' }]);
   }
-  const agentId = parseRecordArgs(args ?? {});
-  return async () => {
-    const signed = await ctx.service.score(agentId);
-    return { signed, summary: scoreSummary(signed.response), record: null };
-  };
+  return source ?? '{}';
 }
 
-/** Validate → admit → run → complete (or release on failure). */
-async function runTool(
-  ctx: McpServerContext,
-  tool: ToolName,
-  args: unknown,
-  meta: Record<string, unknown> | undefined,
-  requestId: string | number,
-): Promise<CallToolResult> {
-  try {
-    // Invalid requests are refused before anything is admitted (nothing spent, no payment asked).
-    const work = prepare(ctx, tool, args, requestId);
-    const admission = await ctx.admit(ctx.callContext(tool, meta));
-    if (!admission.admitted) return errorResult(admission.structuredContent, admission.meta);
+function refusalResult(ctx: McpServerContext, refused: Refused): CallToolResult {
+  const { code, paymentRequired, pending } = refused;
+  if (pending && ctx.payments) {
+    // The outcome is unknown: retry with the same payment (never told that nothing was charged).
+    return errorResult(ctx.payments.settlementPendingBody(pending), { code: 'settlement_pending', retry_after: pending.retryAfter });
+  }
+  if (code !== 'free_allowance_exhausted' && code !== 'settlement_pending' && paymentRequired && ctx.payments) {
+    const meta = ctx.payments.mcpPaymentRequiredMeta({ code, message: refused.message, allowance: refused.allowance, settlement: refused.settlement });
+    return errorResult(paymentRequired, meta);
+  }
+  return errorResult(refusalError(refused).toBody());
+}
 
-    if (admission.answer) {
-      const answered = admission.answer;
-      const meta = await admission.complete({ verificationId: null });
-      if (meta && 'admitted' in meta) return errorResult(meta.structuredContent as Record<string, unknown>, meta.meta as Record<string, unknown> | undefined);
-      return successResult(answered, tool === 'verify_schema' ? receiptSummary(answered.response) : scoreSummary(answered.response), meta);
+function completionMeta(ctx: McpServerContext, completion: Completion): Record<string, unknown> | undefined {
+  const meta: Record<string, unknown> = {};
+  // MCP clients rarely surface HTTP headers, so the allowance state REST sends as headers rides in _meta.
+  if (completion.allowance) {
+    const a = completion.allowance;
+    meta[FREE_ALLOWANCE_META] = { limit: a.limit, remaining: a.remaining, resets_at: a.resetsAt };
+  }
+  if (completion.settlement && ctx.payments) meta[ctx.payments.mcpPaymentResponseMeta] = completion.settlement;
+  return meta;
+}
+
+/** prepare → admit → execute, through the same pipeline as REST. */
+async function runTool(ctx: McpServerContext, tool: ToolName, meta: Record<string, unknown> | undefined, requestId: string | number): Promise<CallToolResult> {
+  try {
+    const source = argumentsText(ctx, requestId);
+    // Invalid requests are refused before anything is admitted (nothing spent, no payment asked).
+    const prepared: Prepared =
+      tool === 'verify_schema' ? await ctx.pipeline.prepareVerification(source) : ctx.pipeline.prepareScore(parseRecordArgs(source));
+    const admitCtx: AdmitContext = {
+      transport: 'mcp',
+      client: { clientKey: ctx.clientKey },
+      payment: ctx.payments ? ctx.payments.readMcpPayment(meta) : undefined,
+      resource: { url: ctx.endpointUrl, description: `MCP tool ${tool}`, mimeType: 'application/json', transport: 'mcp' },
+    };
+    const admission = await ctx.pipeline.admit(prepared, admitCtx);
+    if (!admission.admitted) return refusalResult(ctx, admission);
+    const done = await ctx.pipeline.execute(prepared, admission, 'mcp');
+    if ('admitted' in done) return refusalResult(ctx, done);
+    const resultMeta = completionMeta(ctx, done.completion);
+    if (done.result.operation === 'verify') {
+      const receipt = done.result.receipt;
+      return successResult(receipt.text, receipt.response, receiptSummary(receipt.response), resultMeta);
     }
-    let outcome: Awaited<ReturnType<Work>>;
-    try {
-      outcome = await work({ deferStore: admission.deferStore === true });
-    } catch (err) {
-      await admission.release().catch((releaseErr: unknown) => ctx.log.error({ err: releaseErr, tool }, 'MCP admission release failed'));
-      throw err;
+    if (done.result.operation === 'stored') {
+      // The document this payment had already bought, as it was stored.
+      const stored = JSON.parse(done.result.text) as Record<string, unknown>;
+      const summary = done.result.prepared === 'verify' ? `result: ${String(stored.result)}; verification_id: ${String(stored.verification_id)} (already paid).` : scoreSummary(stored);
+      return successResult(done.result.text, stored, summary, resultMeta);
     }
-    const verificationId = outcome.signed.response.verification_id;
-    const resultMeta = await admission.complete({ verificationId: typeof verificationId === 'string' ? verificationId : null, record: outcome.record });
-    // A paid call whose settlement failed or is pending: no receipt is handed out.
-    if (resultMeta && 'admitted' in resultMeta) {
-      return errorResult(resultMeta.structuredContent as Record<string, unknown>, resultMeta.meta as Record<string, unknown> | undefined);
-    }
-    return successResult(outcome.signed, outcome.summary, resultMeta);
+    const signed = done.result.signed;
+    return successResult(signed.text, signed.response, scoreSummary(signed.response), resultMeta);
   } catch (err) {
     return errorResult(toErrorBody(err, ctx.log, tool));
   }
@@ -203,7 +217,6 @@ export function createMcpServer(ctx: McpServerContext): Server {
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, _meta } = request.params;
-    const args = ctx.rawArguments?.(extra.requestId) ?? request.params.arguments;
     if (!isToolName(name)) {
       return errorResult(
         new ApiError('not_found', {
@@ -212,7 +225,7 @@ export function createMcpServer(ctx: McpServerContext): Server {
         }).toBody(),
       );
     }
-    return runTool(ctx, name, args, _meta as Record<string, unknown> | undefined, extra.requestId);
+    return runTool(ctx, name, _meta, extra.requestId);
   });
 
   return server;

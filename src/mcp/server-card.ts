@@ -5,6 +5,7 @@
  * `remotes[]` and the earlier `transport` / `serverInfo` forms because the draft
  * is still moving and clients read either.
  */
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { VERSION } from '../version.js';
 import { TOOL_DEFINITIONS } from './tool-definitions.js';
@@ -66,4 +67,15 @@ export function mcpServerCard(options: McpServerCardOptions): Record<string, unk
       },
     },
   };
+}
+
+/**
+ * The one handler that serves the card (at /mcp/server-card, /mcp/server-card.json
+ * and /.well-known/mcp/server-card.json): public, cacheable, readable by
+ * browser-based clients. The card depends on the options only, so it is serialized once.
+ */
+export function mcpServerCardHandler(options: McpServerCardOptions): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
+  const card = JSON.stringify(mcpServerCard(options));
+  return async (_request, reply) =>
+    reply.header('Cache-Control', 'public, max-age=300').header('Access-Control-Allow-Origin', '*').type('application/json; charset=utf-8').send(card);
 }

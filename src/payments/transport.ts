@@ -193,3 +193,35 @@ export function mcpPaymentRequiredResult(paymentRequired: PaymentRequired, optio
 export function withMcpPaymentResponse<T extends { _meta?: Record<string, unknown> }>(result: T, settlement: SettleResponse): T {
   return { ...result, _meta: { ...(result._meta ?? {}), [MCP_PAYMENT_RESPONSE_META]: settlement } };
 }
+
+/**
+ * The x402 encodings the transports need, handed to the HTTP and MCP adapters
+ * when payments are on: they never import this module themselves, so the x402
+ * stack is loaded only when it is used. The `free_trial` object's MCP URL and
+ * client description are bound in once.
+ */
+export interface PaymentEncoding {
+  readPaymentSignature: typeof readPaymentSignature;
+  readMcpPayment: typeof readMcpPayment;
+  paymentRequiredHeaders: typeof paymentRequiredHeaders;
+  paymentResponseHeaders: typeof paymentResponseHeaders;
+  paymentRequiredBody(paymentRequired: PaymentRequired, options: Omit<PaymentRequiredBodyOptions, 'freeTrial'>): Record<string, unknown>;
+  mcpPaymentRequiredMeta(options: Omit<PaymentRequiredBodyOptions, 'freeTrial'>): Record<string, unknown>;
+  settlementPendingBody: typeof settlementPendingBody;
+  settlementPendingStatus: typeof SETTLEMENT_PENDING_STATUS;
+  mcpPaymentResponseMeta: typeof MCP_PAYMENT_RESPONSE_META;
+}
+
+export function createPaymentEncoding(freeTrial?: { mcpUrl: string; client: string }): PaymentEncoding {
+  return {
+    readPaymentSignature,
+    readMcpPayment,
+    paymentRequiredHeaders,
+    paymentResponseHeaders,
+    paymentRequiredBody: (paymentRequired, options) => paymentRequiredBody(paymentRequired, { ...options, freeTrial }),
+    mcpPaymentRequiredMeta: (options) => mcpPaymentRequiredMeta({ ...options, freeTrial }),
+    settlementPendingBody,
+    settlementPendingStatus: SETTLEMENT_PENDING_STATUS,
+    mcpPaymentResponseMeta: MCP_PAYMENT_RESPONSE_META,
+  };
+}

@@ -1,8 +1,9 @@
 /**
- * @module The receipt issuer as the configuration describes it: the key ring in
- * `<dataDir>/keys`, the schema engine with its compiled-schema cache, the
- * verifier and the attestor. One factory for the server, its verification
- * workers and the command line, so all of them sign with the same keys the same way.
+ * @module The verifier and the receipt issuer as the configuration describes
+ * them: the schema engine with its work limits and its byte-bounded
+ * compiled-schema cache, the verifier, the attestor over a key ring, and the
+ * issuer. One factory for the server, its verification workers and the command
+ * line, so all of them verify and sign the same way.
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -14,12 +15,16 @@ import { createReceiptIssuer, type ReceiptIssuer } from '../receipts/issue-recei
 import { createKeyRing, type KeyRing } from '../receipts/key-ring.js';
 import { VERSION } from '../version.js';
 
-/** The settings an issuer needs (a subset of Config, so workers can be handed just these). */
-export type IssuerConfig = Pick<Config, 'dataDir' | 'serviceName' | 'publicBaseUrl' | 'schemaCacheSize' | 'listCap'> &
-  Partial<Pick<Config, 'schemaCacheBytes' | 'workLimits'>>;
+/** The settings a verifier needs (a subset of Config, so workers can be handed just these). */
+export type VerifierConfig = Pick<Config, 'schemaCacheSize' | 'schemaCacheBytes' | 'listCap' | 'workLimits'>;
+
+/** The settings an issuer needs. */
+export type IssuerConfig = VerifierConfig & Pick<Config, 'dataDir' | 'serviceName' | 'publicBaseUrl'>;
 
 export interface IssuerOptions {
   clock?: () => Date;
+  /** The signing keys; default: the key files in `<dataDir>/keys`. */
+  keyRing?: KeyRing;
 }
 
 export interface Issuer {
@@ -29,18 +34,22 @@ export interface Issuer {
   issuer: ReceiptIssuer;
 }
 
-export function createIssuer(config: IssuerConfig, options: IssuerOptions = {}): Issuer {
-  const clock = options.clock ?? (() => new Date());
-  const keyRing = createKeyRing({ dir: path.join(config.dataDir, 'keys'), clock });
-  // the work limits of every verification (defaults when a caller hands none)
+/** The schema engine under the configured work limits, behind its cache, and the verifier on top. */
+export function createConfiguredVerifier(config: VerifierConfig): Verifier {
   const engine = createSchemaEngine({ limits: config.workLimits });
   // Compiling a schema costs far more than evaluating it; repeat callers send the same schema.
   // The cache is bounded in (estimated) bytes, so many large schemas cannot grow the heap.
   const schemas =
-    config.schemaCacheSize > 0 && config.schemaCacheBytes !== 0
+    config.schemaCacheSize > 0 && config.schemaCacheBytes > 0
       ? createSchemaCache({ engine, max: config.schemaCacheSize, maxBytes: config.schemaCacheBytes })
       : engine;
-  const verifier = createVerifier({ engine: schemas, listCap: config.listCap });
+  return createVerifier({ engine: schemas, listCap: config.listCap });
+}
+
+export function createIssuer(config: IssuerConfig, options: IssuerOptions = {}): Issuer {
+  const clock = options.clock ?? (() => new Date());
+  const keyRing = options.keyRing ?? createKeyRing({ dir: path.join(config.dataDir, 'keys'), clock });
+  const verifier = createConfiguredVerifier(config);
   const attestor = createAttestor({ keyRing, serviceName: config.serviceName, baseUrl: config.publicBaseUrl });
   const issuer = createReceiptIssuer({ verifier, attestor, clock, newId: randomUUID, verifierVersion: VERSION });
   return { keyRing, verifier, attestor, issuer };

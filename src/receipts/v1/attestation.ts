@@ -36,10 +36,13 @@ export interface AttestationBlock {
   signature: string;
 }
 
-export type SignedResponse<T extends Record<string, unknown> = Record<string, unknown>> = Omit<T, 'verify' | 'attestation'> & {
-  verify: VerifyBlock;
-  attestation: AttestationBlock;
-};
+/** A response with its signature blocks; distributes over unions (a full or a compact receipt). */
+export type SignedResponse<T extends Record<string, unknown> = Record<string, unknown>> = T extends unknown
+  ? Omit<T, 'verify' | 'attestation'> & {
+      verify: VerifyBlock;
+      attestation: AttestationBlock;
+    }
+  : never;
 
 /**
  * The exact text that is signed: JCS of

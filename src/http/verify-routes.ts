@@ -1,0 +1,181 @@
+/**
+ * @module REST adapter of the admission pipeline: POST /verify/schema and its
+ * alias /verify/deliverable, and GET /score/{agent_id}. It only translates:
+ * raw body bytes in, PAYMENT-SIGNATURE in, and the pipeline's outcome out as a
+ * status code, Free-Allowance-* headers, a 402 with PAYMENT-REQUIRED, a
+ * PAYMENT-RESPONSE header, or the signed text.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../errors.js';
+import type { PaymentEncoding } from '../payments/transport.js';
+import { refusalError, type AdmitContext, type Completion, type Operation, type PaidResource, type Pipeline, type Refused } from '../service/pipeline.js';
+import type { AllowanceInfo } from '../service/types.js';
+import { paymentRequiredResponse } from './payment-schemas.js';
+import { allowanceHeaders, agentIdParams, errorResponses } from './schemas.js';
+
+export interface VerifyRoutesOptions {
+  pipeline: Pipeline;
+  clientKey(request: FastifyRequest): string;
+  bodyLimit: number;
+  /** Public base URL, for PaymentRequired.resource.url. */
+  baseUrl: string;
+  /** The x402 encodings when payments are on. */
+  payments: PaymentEncoding | null;
+}
+
+const VERIFY_ROUTES = ['/verify/schema', '/verify/deliverable'] as const;
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Set the Free-Allowance-* headers on a reply. */
+export function setAllowanceHeaders(reply: FastifyReply, info: AllowanceInfo): void {
+  reply.header('Free-Allowance-Remaining', String(info.remaining));
+  reply.header('Free-Allowance-Limit', String(info.limit));
+  reply.header('Free-Allowance-Resets', info.resetsAt);
+}
+
+function rawBody(request: FastifyRequest): Buffer | null {
+  const body: unknown = request.body;
+  return Buffer.isBuffer(body) && body.length > 0 ? body : null;
+}
+
+function resourceOf(baseUrl: string, request: FastifyRequest, operation: Operation): PaidResource {
+  const path = (request.url.split('?')[0] ?? '/').replace(/\/+$/, '') || '/';
+  return {
+    url: `${baseUrl}${path}`,
+    description: operation === 'verify' ? 'Verify an agent output and get an Ed25519-signed receipt' : 'Signed 0-100 trust score of an agent',
+    mimeType: 'application/json',
+    transport: 'http',
+    method: operation === 'verify' ? 'POST' : 'GET',
+    routePattern: operation === 'verify' ? undefined : '/score/:agent_id',
+  };
+}
+
+export async function verifyRoutes(app: FastifyInstance, options: VerifyRoutesOptions): Promise<void> {
+  const { pipeline, payments } = options;
+
+  function admitContext(request: FastifyRequest, operation: Operation): AdmitContext {
+    const header = request.headers['payment-signature'];
+    return {
+      transport: 'rest',
+      client: { clientKey: options.clientKey(request) },
+      payment: payments ? payments.readPaymentSignature(header) : undefined,
+      resource: resourceOf(options.baseUrl, request, operation),
+    };
+  }
+
+  function sendRefusal(reply: FastifyReply, refused: Refused): FastifyReply {
+    setAllowanceHeaders(reply, refused.allowance);
+    const { code, paymentRequired, pending } = refused;
+    if (pending && payments) {
+      // Not a refusal: the outcome is unknown; the buyer must retry with the same payment, not pay again.
+      reply.header('Retry-After', String(pending.retryAfter)).header('Cache-Control', 'no-store');
+      return reply.code(payments.settlementPendingStatus).type(JSON_TYPE).send(JSON.stringify(payments.settlementPendingBody(pending)));
+    }
+    if (code !== 'free_allowance_exhausted' && code !== 'settlement_pending' && paymentRequired && payments) {
+      for (const [k, v] of Object.entries(payments.paymentRequiredHeaders(paymentRequired))) reply.header(k, v);
+      const body = payments.paymentRequiredBody(paymentRequired, { code, message: refused.message, allowance: refused.allowance, settlement: refused.settlement });
+      return reply.code(402).type(JSON_TYPE).send(JSON.stringify(body));
+    }
+    throw refusalError(refused);
+  }
+
+  function sendCompleted(reply: FastifyReply, completion: Completion, text: string): FastifyReply {
+    if (completion.allowance) setAllowanceHeaders(reply, completion.allowance);
+    if (completion.settlement && payments) {
+      for (const [k, v] of Object.entries(payments.paymentResponseHeaders(completion.settlement))) reply.header(k, v);
+    }
+    return reply.code(200).type(JSON_TYPE).send(text);
+  }
+
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    // The strict I-JSON parser needs the exact bytes: hashes and signatures cover what it parses.
+    scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+    scope.addHook('onSend', (request, reply, payload, done) => {
+      // Every verify response carries the allowance headers, also errors that came before the count.
+      if (reply.hasHeader('Free-Allowance-Limit')) return done(null, payload);
+      let peek;
+      try {
+        peek = pipeline.peekAllowance({ clientKey: options.clientKey(request) });
+      } catch {
+        return done(null, payload);
+      }
+      peek.then(
+        (info) => {
+          setAllowanceHeaders(reply, info);
+          done(null, payload);
+        },
+        // Headers are advisory; a failing store already shows in the status code.
+        () => done(null, payload),
+      );
+    });
+
+    for (const url of VERIFY_ROUTES) {
+      scope.post(
+        url,
+        {
+          bodyLimit: options.bodyLimit,
+          // The declared body schema is documentation; the strict parser validates.
+          validatorCompiler: () => () => true,
+          schema: {
+            summary: url === '/verify/schema' ? 'Verify an output and get a signed receipt' : 'Alias of POST /verify/schema',
+            tags: ['verify'],
+            body: { $ref: 'VerificationRequest#' },
+            response: {
+              200: { description: 'Signed receipt (pass or fail).', headers: allowanceHeaders, content: { 'application/json': { schema: { $ref: 'Receipt#' } } } },
+              ...errorResponses(413, 415, 422, 429, 500, 503),
+              ...(payments ? paymentRequiredResponse() : {}),
+            },
+          },
+        },
+        async (request, reply) => {
+          const body = rawBody(request);
+          const ctx = admitContext(request, 'verify');
+          if (body === null) {
+            // With payments on, a POST without a body is the x402 discovery probe.
+            const probe = await pipeline.probe(ctx);
+            if (probe) return sendRefusal(reply, probe);
+            throw new ApiError('invalid_request', {
+              message: 'The request body is empty.',
+              fields: [{ field: 'body', problem: 'empty', fix: 'send a JSON verification request (see /openapi.json)' }],
+            });
+          }
+          // Validation and compilation first: an invalid request is a 422 before anything is reserved.
+          const prepared = await pipeline.prepareVerification(body);
+          const admission = await pipeline.admit(prepared, ctx);
+          if (!admission.admitted) return sendRefusal(reply, admission);
+          const done = await pipeline.execute(prepared, admission, 'rest');
+          if ('admitted' in done) return sendRefusal(reply, done);
+          const text = done.result.operation === 'verify' ? done.result.receipt.text : done.result.operation === 'stored' ? done.result.text : null;
+          if (text === null) throw new Error('a verification produced no receipt');
+          return sendCompleted(reply, done.completion, text);
+        },
+      );
+    }
+  });
+
+  app.get(
+    '/score/:agent_id',
+    {
+      schema: {
+        summary: 'Signed 0-100 trust score of an agent (test- agents: 422)',
+        tags: ['records'],
+        params: agentIdParams,
+        response: { 200: { $ref: 'TrustScore#' }, ...errorResponses(422, 500, 503), ...(payments ? paymentRequiredResponse() : {}) },
+      },
+    },
+    async (request, reply) => {
+      const { agent_id } = request.params as { agent_id: string };
+      const prepared = pipeline.prepareScore(agent_id);
+      const ctx = admitContext(request, 'score');
+      const admission = await pipeline.admit(prepared, ctx);
+      if (!admission.admitted) return sendRefusal(reply, admission);
+      const done = await pipeline.execute(prepared, admission, 'rest');
+      if ('admitted' in done) return sendRefusal(reply, done);
+      const text = done.result.operation === 'score' ? done.result.signed.text : done.result.operation === 'stored' ? done.result.text : null;
+      if (text === null) throw new Error('a score request produced no score');
+      return sendCompleted(reply, done.completion, text);
+    },
+  );
+}

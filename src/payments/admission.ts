@@ -1,0 +1,123 @@
+/**
+ * @module The x402 admission policy of the pipeline (src/service/pipeline.ts),
+ * the same for every transport: a request carrying a payment is verified and
+ * reserved by the gate and settled after the work; without one, a verification
+ * over the free size limit needs payment, otherwise it spends the shared free
+ * allowance, and once that is spent it is refused with a PaymentRequired; the
+ * trust score is always paid. The discovery probe (a POST without a body) gets a
+ * PaymentRequired too. Transports only encode what this decides.
+ *
+ * A paid verification's receipt is not stored by `record`: `complete` hands it to
+ * the gate, which stores it pending, settles, and publishes it only once the money
+ * moved (voided on failure; kept pending, answered `settlement_pending`, when the
+ * outcome is unknown). A retry with a payment that already bought a receipt gets
+ * that receipt, and nothing runs or is charged again.
+ */
+import type { PaymentRequired, SettleResponse } from '@x402/core/types';
+import {
+  receiptRecord,
+  takeAllowance,
+  type AdmissionPolicy,
+  type Admitted,
+  type Refused,
+  type RefusalCode,
+  type SettlementPending,
+  type Transport,
+} from '../service/pipeline.js';
+import type { AllowanceInfo, VerifierService } from '../service/types.js';
+import type { PaymentGate } from './gate.js';
+import { unpaidCode } from './transport.js';
+
+export interface PaymentPolicyOptions {
+  gate: PaymentGate;
+  service: VerifierService;
+}
+
+/** Where a transport carries the payment, for messages that tell the buyer how to pay. */
+function howToPay(transport: Transport): string {
+  return transport === 'mcp' ? 'pay per call with x402 in params._meta["x402/payment"]' : 'pay per call with x402 (see PAYMENT-REQUIRED)';
+}
+
+function pendingRefusal(pending: SettlementPending, allowance: AllowanceInfo): Refused {
+  return { admitted: false, code: 'settlement_pending', message: pending.message, allowance, pending };
+}
+
+function refusal(
+  code: RefusalCode,
+  message: string,
+  allowance: AllowanceInfo,
+  paymentRequired: PaymentRequired,
+  settlement?: SettleResponse | null,
+): Refused {
+  return { admitted: false, code, message, allowance, paymentRequired, ...(settlement !== undefined ? { settlement } : {}) };
+}
+
+export function createPaymentPolicy(options: PaymentPolicyOptions): AdmissionPolicy {
+  const { gate, service } = options;
+
+  return {
+    async probe(ctx) {
+      const allowance = await service.peekAllowance(ctx.client);
+      const code = unpaidCode(allowance);
+      const message =
+        code === 'free_trial_exhausted'
+          ? `The free daily allowance for this client is used up; ${howToPay(ctx.transport)}.`
+          : `This request needs payment (x402); ${howToPay(ctx.transport)}.`;
+      return refusal(code, message, allowance, await gate.paymentRequired('verify', ctx.resource, message));
+    },
+
+    async admit(prepared, ctx) {
+      const operation = prepared.operation;
+      if (ctx.payment?.present) {
+        const auth = await gate.authorize(operation, ctx.resource, ctx.payment.payload);
+        if (!auth.ok) {
+          if (auth.reason === 'paid_receipt') {
+            // A retry after a pending settlement that went through: the receipt that payment bought.
+            const settlement = auth.settlement;
+            return { admitted: true, paid: true, allowance: null, answer: auth.receipt, record: async () => {}, complete: async () => ({ settlement }), release: async () => {} };
+          }
+          if (auth.reason === 'settlement_pending') return pendingRefusal(auth.pending, await service.peekAllowance(ctx.client));
+          return refusal('payment_invalid', auth.message, await service.peekAllowance(ctx.client), auth.paymentRequired);
+        }
+        let released = false;
+        const admitted: Admitted = {
+          admitted: true,
+          paid: true,
+          allowance: null,
+          // Stored by the gate in complete, pending until the settlement is known.
+          record: async () => {},
+          async complete(result) {
+            released = true;
+            const settled = await gate.settle(auth.ticket, result.operation === 'verify' ? receiptRecord(result.receipt) : null);
+            if (!settled.ok) {
+              const allowance = await service.peekAllowance(ctx.client);
+              if (settled.pending) return pendingRefusal(settled.pending, allowance);
+              return refusal('settlement_failed', settled.message, allowance, settled.paymentRequired, settled.settlement);
+            }
+            return { settlement: settled.settlement };
+          },
+          async release(reason) {
+            if (released) return;
+            released = true;
+            await gate.cancel(auth.ticket, reason);
+          },
+        };
+        return admitted;
+      }
+
+      if (operation === 'score') {
+        const message = `The trust score is a paid operation; ${howToPay(ctx.transport)}.`;
+        return refusal('payment_required', message, await service.peekAllowance(ctx.client), await gate.paymentRequired('score', ctx.resource, message));
+      }
+      if (prepared.bodyBytes > gate.config.freeMaxBodyBytes) {
+        const allowance = await service.peekAllowance(ctx.client);
+        const message = `Bodies over ${gate.config.freeMaxBodyBytes} bytes are not covered by the free allowance; ${howToPay(ctx.transport)}.`;
+        return refusal(unpaidCode(allowance), message, allowance, await gate.paymentRequired('verify', ctx.resource, message));
+      }
+      const free = await takeAllowance(service, ctx.client);
+      if (free.admitted) return free;
+      const message = `The free daily allowance for this client is used up; ${howToPay(ctx.transport)}.`;
+      return refusal('free_trial_exhausted', message, free.allowance, await gate.paymentRequired('verify', ctx.resource, message));
+    },
+  };
+}

@@ -1,0 +1,312 @@
+/**
+ * @module The one admission pipeline behind every transport (REST, MCP, and any
+ * later one): prepare → admit → run → record → complete.
+ *
+ * - `prepare` strictly parses exactly the text that holds the request (the REST
+ *   body, the MCP tool arguments' own source text), validates it and compiles its
+ *   schema. Anything wrong is a 422 here, before anything is reserved.
+ * - `admit` asks the admission policy (free allowance; with payments on, the x402
+ *   policy of src/payments) whether the work may run: `Admitted` or `Refused`.
+ * - `execute` runs the verification (where the runner runs it: a worker pool),
+ *   then the admission's `record` (store the receipt; a paid admission may store
+ *   it pending), then its `complete` (settle and publish, or void). Any failure
+ *   before `complete` calls `release` (allowance refunded, reservation freed):
+ *   errors are never charged.
+ *
+ * Adapters translate transport details only (headers, `_meta`, status codes);
+ * they never decide whether a request is valid or who pays for it.
+ */
+import type { PaymentRequired, SettleResponse } from '@x402/core/types';
+import { ApiError } from '../errors.js';
+import type { IssuedReceipt } from '../receipts/issue-receipt.js';
+import type { ReceiptRecord } from '../store/store.js';
+import type { AllowanceInfo, ClientContext, SignedResult, VerifierService } from './types.js';
+
+/** How a request arrived; metrics and payment resources are labelled with it. */
+export type Transport = 'rest' | 'mcp' | 'a2a' | 'batch';
+
+/** The priced operations. */
+export type Operation = 'verify' | 'score';
+
+/** A verification request that passed every request check (its schema compiles). */
+export interface PreparedVerification {
+  readonly operation: 'verify';
+  /** The exact text or bytes that hold the request; the run step parses them where it runs. */
+  readonly source: string | Uint8Array;
+  /** Size of the request in bytes (the free size limit of the payment policy applies to it). */
+  readonly bodyBytes: number;
+  readonly taskId: string;
+  readonly agentId: string | null;
+}
+
+/** A trust-score request for a valid, scorable agent id. */
+export interface PreparedScore {
+  readonly operation: 'score';
+  readonly agentId: string;
+  readonly bodyBytes: 0;
+}
+
+export type Prepared = PreparedVerification | PreparedScore;
+
+/** What a payment is for, as named in x402 PaymentRequired.resource. */
+export interface PaidResource {
+  url: string;
+  description?: string;
+  mimeType?: string;
+  transport?: 'http' | 'mcp';
+  method?: 'GET' | 'POST';
+  routePattern?: string;
+}
+
+export interface AdmitContext {
+  transport: Transport;
+  client: ClientContext;
+  /** An x402 payment as the transport carried it; `present` with a null payload when it could not be decoded. */
+  payment?: { present: boolean; payload: unknown };
+  /** The resource being paid for (used when payment is asked). */
+  resource: PaidResource;
+}
+
+/**
+ * Why a request was refused. `free_allowance_exhausted` (payments off, 429);
+ * with payments on, every refusal carries a PaymentRequired: `free_trial_exhausted`,
+ * `payment_required` (large body, discovery probe, paid-only operation),
+ * `payment_invalid`, `settlement_failed`.
+ */
+export type RefusalCode =
+  | 'free_allowance_exhausted'
+  | 'free_trial_exhausted'
+  | 'payment_required'
+  | 'payment_invalid'
+  | 'settlement_failed'
+  | 'settlement_pending';
+
+/** A settlement whose outcome is not known yet: the buyer must not pay again, nor be told nothing was charged. */
+export interface SettlementPending {
+  /** The receipt waiting for the settlement (verify), or null (score). */
+  verificationId: string | null;
+  transaction: string | null;
+  message: string;
+  /** Seconds after which a retry is worth it. */
+  retryAfter: number;
+}
+
+export interface Refused {
+  admitted: false;
+  code: RefusalCode;
+  message: string;
+  /** The client's live allowance state (for headers, 402 bodies, MCP `_meta`). */
+  allowance: AllowanceInfo;
+  /** x402 PaymentRequired (src/payments builds it; adapters encode it for their transport). */
+  paymentRequired?: PaymentRequired;
+  /** A failed settlement's response, when there was one. */
+  settlement?: SettleResponse | null;
+  /** Set with code `settlement_pending`: the outcome is unknown; retry with the same payment (REST: 202). */
+  pending?: SettlementPending;
+}
+
+/** What a successful completion hands back to the transport. */
+export interface Completion {
+  /** x402 settlement response of a paid request (REST: PAYMENT-RESPONSE header; MCP: `_meta`). */
+  settlement?: SettleResponse;
+  /** The allowance state after a free request (REST: headers; MCP: `_meta`). */
+  allowance?: AllowanceInfo;
+}
+
+/** The result of the run step: a signed document and the facts its record needs. */
+export type RunResult =
+  | { operation: 'verify'; receipt: IssuedReceipt }
+  | { operation: 'score'; signed: SignedResult }
+  /** A document this payment had already bought (a retry after a pending settlement): nothing ran. */
+  | { operation: 'stored'; prepared: Operation; text: string };
+
+/**
+ * A request allowed to run. The pipeline calls `record` and then `complete` after a
+ * successful run, or `release` when anything before `complete` fails.
+ */
+export interface Admitted {
+  admitted: true;
+  /** True when a payment (not the free allowance) pays for it. */
+  paid: boolean;
+  /** The allowance state after the unit was taken (free path), else null. */
+  allowance: AllowanceInfo | null;
+  /** The signed text this payment had already bought: execute runs nothing and only completes. */
+  answer?: string;
+  /**
+   * Store what the run produced. The free path stores the receipt for good; the paid
+   * path stores nothing here: `complete` hands the receipt to the gate, which stores it
+   * pending, settles, and publishes or voids it.
+   */
+  record(result: RunResult): Promise<void>;
+  /**
+   * Finish: settle a payment. A failed settlement returns a refusal (nothing charged, receipt
+   * voided); an unknown outcome returns `settlement_pending` (the receipt stays pending).
+   */
+  complete(result: RunResult): Promise<Completion | Refused>;
+  /** Undo the admission (refund the allowance unit, release the payment reservation). Idempotent. */
+  release(reason: string): Promise<void>;
+}
+
+export type Admission = Admitted | Refused;
+
+/** Decides who pays for a prepared request. The default spends the free allowance; src/payments adds x402. */
+export interface AdmissionPolicy {
+  admit(prepared: Prepared, ctx: AdmitContext): Promise<Admission>;
+  /** The answer to a request without a body (the x402 discovery probe); null when there is none (payments off). */
+  probe(ctx: AdmitContext): Promise<Refused | null>;
+}
+
+/** Where verifications run (in this thread, or a worker pool that cannot stall the HTTP thread). */
+export interface VerificationRunner {
+  /** Parse strictly, validate, compile the schema. Throws ApiError (422, too_complex) before anything is reserved. */
+  prepare(source: string | Uint8Array): Promise<PreparedVerification>;
+  /** Verify, build the response and sign it, stamped with this id and time. */
+  run(prepared: PreparedVerification, stamp: { verificationId: string; verifiedAt: Date }): Promise<IssuedReceipt>;
+  close(): Promise<void>;
+}
+
+export interface PipelineDeps {
+  runner: VerificationRunner;
+  service: VerifierService;
+  policy: AdmissionPolicy;
+  clock(): Date;
+  newId(): string;
+  /** Called once per signed verification that completed, for metrics. */
+  onVerified?(event: { transport: Transport; result: 'pass' | 'fail'; paid: boolean }): void;
+}
+
+export interface Executed {
+  result: RunResult;
+  completion: Completion;
+}
+
+export interface Pipeline {
+  prepareVerification(source: string | Uint8Array): Promise<PreparedVerification>;
+  /** Validates the agent id (422) and refuses example agents; nothing is reserved. */
+  prepareScore(agentId: string): PreparedScore;
+  admit(prepared: Prepared, ctx: AdmitContext): Promise<Admission>;
+  probe(ctx: AdmitContext): Promise<Refused | null>;
+  /** run → record → complete; release on any failure before complete. Returns the refusal of a failed settlement. */
+  execute(prepared: Prepared, admitted: Admitted, transport: Transport): Promise<Executed | Refused>;
+  /** The allowance state (for headers on answers that took no unit). */
+  peekAllowance(client: ClientContext): Promise<AllowanceInfo>;
+  readonly service: VerifierService;
+}
+
+/** The store record of an issued receipt: every field typed by the issuer, nothing re-read from the response. */
+export function receiptRecord(receipt: IssuedReceipt): ReceiptRecord {
+  return {
+    verificationId: receipt.verificationId,
+    agentId: receipt.agentId,
+    taskId: receipt.taskId,
+    result: receipt.result,
+    overallRatio: receipt.overallRatio,
+    verifiedAt: receipt.verifiedAt,
+    keyVersion: receipt.keyVersion,
+    receipt: receipt.text,
+  };
+}
+
+/** The verification id of a run result (null for a score), for payment ledgers. */
+export function verificationIdOf(result: RunResult): string | null {
+  return result.operation === 'verify' ? result.receipt.verificationId : null;
+}
+
+export function createPipeline(deps: PipelineDeps): Pipeline {
+  const { runner, service, policy } = deps;
+
+  async function run(prepared: Prepared): Promise<RunResult> {
+    if (prepared.operation === 'score') return { operation: 'score', signed: await service.score(prepared.agentId) };
+    // Whole seconds: verified_at is RFC 3339 without fractions, and equals the attestation timestamp.
+    const now = new Date(Math.floor(deps.clock().getTime() / 1000) * 1000);
+    const receipt = await runner.run(prepared, { verificationId: deps.newId(), verifiedAt: now });
+    return { operation: 'verify', receipt };
+  }
+
+  return {
+    service,
+    prepareVerification: (source) => runner.prepare(source),
+    prepareScore(agentId) {
+      service.checkScorable(agentId);
+      return { operation: 'score', agentId, bodyBytes: 0 };
+    },
+    admit: (prepared, ctx) => policy.admit(prepared, ctx),
+    probe: (ctx) => policy.probe(ctx),
+    peekAllowance: (client) => service.peekAllowance(client),
+
+    async execute(prepared, admitted, transport) {
+      let result: RunResult;
+      try {
+        if (admitted.answer !== undefined) {
+          result = { operation: 'stored', prepared: prepared.operation, text: admitted.answer };
+        } else {
+          result = await run(prepared);
+          await admitted.record(result);
+        }
+      } catch (err) {
+        // An error is never charged: the unit or the reservation goes back.
+        await admitted.release(err instanceof ApiError ? err.code : 'work_failed').catch(() => undefined);
+        throw err;
+      }
+      const completion = await admitted.complete(result);
+      if ('admitted' in completion) return completion;
+      if (result.operation === 'verify') deps.onVerified?.({ transport, result: result.receipt.result, paid: admitted.paid });
+      return { result, completion };
+    },
+  };
+}
+
+/**
+ * The default policy (payments off): a verification takes one unit of the client's
+ * free daily allowance (refused with free_allowance_exhausted once spent, refunded
+ * when the work fails); the trust score is free.
+ */
+export function createAllowancePolicy(service: VerifierService): AdmissionPolicy {
+  return {
+    async admit(prepared, ctx) {
+      if (prepared.operation === 'score') return freeAdmission(service, null, ctx.client);
+      return takeAllowance(service, ctx.client);
+    },
+    probe: async () => null,
+  };
+}
+
+/**
+ * Take one unit of the free allowance: Admitted (free) or Refused
+ * free_allowance_exhausted. Shared with the x402 policy's free branch.
+ */
+export async function takeAllowance(service: VerifierService, client: ClientContext): Promise<Admission> {
+  const allowance = await service.consumeAllowance(client);
+  if (!allowance.allowed) {
+    return {
+      admitted: false,
+      code: 'free_allowance_exhausted',
+      message: `The free daily allowance of ${allowance.limit} verifications for this client is used up; it resets at ${allowance.resetsAt}.`,
+      allowance,
+    };
+  }
+  return freeAdmission(service, allowance, client);
+}
+
+function freeAdmission(service: VerifierService, allowance: AllowanceInfo | null, client: ClientContext): Admitted {
+  let released = false;
+  let current = allowance;
+  return {
+    admitted: true,
+    paid: false,
+    allowance,
+    record: (result) => (result.operation === 'verify' ? service.saveReceipt(receiptRecord(result.receipt)) : Promise.resolve()),
+    complete: async () => (current ? { allowance: current } : {}),
+    async release() {
+      if (released || allowance === null) return;
+      released = true;
+      await service.refundAllowance(client);
+      current = await service.peekAllowance(client);
+    },
+  };
+}
+
+/** The coded error of a refusal that carries no PaymentRequired (payments off). */
+export function refusalError(refused: Refused): ApiError {
+  return new ApiError('free_allowance_exhausted', { message: refused.message, retryAfter: refused.allowance.retryAfter });
+}
