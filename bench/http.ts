@@ -173,6 +173,8 @@ async function stop(proc: ChildProcess): Promise<void> {
 
 interface RateRun {
   intended: number;
+  /** ours' event-loop delay during the run (from its /metrics), ms. */
+  loop?: { p99: number; max: number };
   achieved: number;
   p50: number;
   p99: number;
@@ -266,6 +268,17 @@ async function fetchText(url: string, body: string): Promise<string> {
   return res.text();
 }
 
+/** Event-loop delay of ours since the previous scrape (each scrape resets the monitor), in ms. */
+async function loopDelay(base: string): Promise<{ p99: number; max: number }> {
+  const res = await fetch(`${base}/metrics`, { headers: process.env.METRICS_TOKEN ? { authorization: `Bearer ${process.env.METRICS_TOKEN}` } : {} });
+  const text = await res.text();
+  const read = (name: string): number => {
+    const m = new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text);
+    return m ? ms(Number(m[1]) * 1000) : NaN;
+  };
+  return { p99: read('nodejs_eventloop_lag_p99_seconds'), max: read('nodejs_eventloop_lag_max_seconds') };
+}
+
 async function main(): Promise<void> {
   const duration = Number(arg('duration', '10'));
   const connections = Number(arg('connections', '32'));
@@ -320,9 +333,14 @@ async function main(): Promise<void> {
     const rssLoad = peakRssMiB(ours.pid as number);
     const fixed: RateRun[] = [];
     for (let i = 0; i < runs; i++) {
+      const ourBase = `http://127.0.0.1:${ourPort}`;
+      await loopDelay(ourBase); // resets the monitor: the next reading covers this run only
       const f = await openLoop(ourUrl, invoice, { rate, duration, connections });
+      f.loop = await loopDelay(ourBase);
       fixed.push(f);
-      process.stdout.write(`fixed-rate run ${i + 1}: ${f.achieved} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, max ${f.max} ms, errors ${f.errors}\n`);
+      process.stdout.write(
+        `fixed-rate run ${i + 1}: ${f.achieved} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, max ${f.max} ms, errors ${f.errors}, event-loop delay p99 ${f.loop.p99} ms max ${f.loop.max} ms\n`,
+      );
     }
     const rss = peakRssMiB(ours.pid as number);
     const bareRss = peakRssMiB(bare.pid as number);
@@ -343,7 +361,7 @@ async function main(): Promise<void> {
     const throughRows = through
       .map((t, i) => `| ${i + 1} | ${t.bare.reqPerSec} | ${t.signed.reqPerSec} | ${t.ours.reqPerSec} | **${vsSigned[i]}×** | ${vsBare[i]}× | ${t.ours.p99} |`)
       .join('\n');
-    const fixedRows = fixed.map((f, i) => `| ${i + 1} | ${f.achieved} | ${f.p50} | **${f.p99}** | ${f.max} | ${f.errors} |`).join('\n');
+    const fixedRows = fixed.map((f, i) => `| ${i + 1} | ${f.achieved} | ${f.p50} | **${f.p99}** | ${f.max} | ${f.errors} | ${f.loop?.p99 ?? 'n/a'} | ${f.loop?.max ?? 'n/a'} |`).join('\n');
     const section = `## HTTP
 
 Command: \`npm run bench:http\` (builds, then \`npx tsx bench/http.ts\`; options \`--duration N --connections N --runs N --rate N --no-write\`;
@@ -369,9 +387,12 @@ ${throughRows}
 Fixed rate: ours at ${rate} req/s for ${duration} s, open loop — requests leave evenly spaced (one or two per ~1 ms timer tick,
 at most ${connections} connections) and each latency runs from the request's intended send time, so queueing behind a stall counts.
 
-| run | achieved req/s | p50 ms | p99 ms | max ms | errors |
-|---|---|---|---|---|---|
+| run | achieved req/s | p50 ms | p99 ms | max ms | errors | event-loop delay p99 ms | event-loop delay max ms |
+|---|---|---|---|---|---|---|---|
 ${fixedRows}
+
+The event-loop delay columns are ours' own \`nodejs_eventloop_lag_p99_seconds\` / \`_max_seconds\` from \`/metrics\` over each run
+(\`perf_hooks.monitorEventLoopDelay\`, 10 ms resolution): a max far above the p99 points at a synchronous stall in ours.
 
 Measured ${date} UTC, load average (1 min) ${loadBefore.toFixed(2)} before and ${loadAfter.toFixed(2)} after.
 Peak RSS (VmHWM): ours ${rssLoad ?? 'n/a'} MiB after the throughput runs, ${rss ?? 'n/a'} MiB at the end; signed baseline ${signedRss ?? 'n/a'} MiB;
@@ -387,8 +408,11 @@ bare baseline ${bareRss ?? 'n/a'} MiB. Errors in the throughput runs: ${errorsTh
       ...through.map((t, i) => `${String(i + 1).padEnd(4)} ${String(t.bare.reqPerSec).padStart(10)} ${String(t.signed.reqPerSec).padStart(13)} ${String(t.ours.reqPerSec).padStart(11)} ${(vsSigned[i] + 'x').padStart(12)} ${(vsBare[i] + 'x').padStart(10)}`),
       `median ours/signed ${medSigned}x (bar >= 0.7x every run: ${met(barRatio)}), ours/bare ${medBare}x`,
       '',
-      `run  fixed ${rate} req/s: achieved  p50 ms  p99 ms  max ms  errors`,
-      ...fixed.map((f, i) => `${String(i + 1).padEnd(4)} ${String(f.achieved).padStart(27)} ${String(f.p50).padStart(7)} ${String(f.p99).padStart(7)} ${String(f.max).padStart(7)} ${String(f.errors).padStart(7)}`),
+      `run  fixed ${rate} req/s: achieved  p50 ms  p99 ms  max ms  errors  loop-delay p99/max ms`,
+      ...fixed.map(
+        (f, i) =>
+          `${String(i + 1).padEnd(4)} ${String(f.achieved).padStart(27)} ${String(f.p50).padStart(7)} ${String(f.p99).padStart(7)} ${String(f.max).padStart(7)} ${String(f.errors).padStart(7)}  ${f.loop?.p99 ?? 'n/a'}/${f.loop?.max ?? 'n/a'}`,
+      ),
       `p99 bar < 10 ms in all runs: ${met(barP99)}; peak RSS ours ${rss ?? 'n/a'} MiB (bar <= 160: ${met(barRss)})`,
       `load average ${loadBefore.toFixed(2)} -> ${loadAfter.toFixed(2)} (${cpus().length} CPUs)`,
       '',
