@@ -108,7 +108,8 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     // A hop count as Fastify applies it (the typings only list the function form): hop 0 is the socket peer.
     trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     return503OnClosing: false,
-    routerOptions: { ignoreTrailingSlash: true },
+    // An id of 200 code points is up to 2,400 characters once percent-encoded in a path.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096 },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: true, allErrors: false } },
     frameworkErrors(error, _request, reply) {
       void sendError(reply, toErrorBody(error, config.bodyLimitBytes));
