@@ -112,7 +112,7 @@ describe('HTTP: error shapes', () => {
     expect(x402.payments_enabled).toBe(false);
 
     const card = (await (await fetch(`${srv.base}/.well-known/agent-card.json`)).json()) as any;
-    expect(card.url).toBe(srv.base);
+    expect(card.supportedInterfaces[0]).toEqual({ url: `${srv.base}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' });
     expect(card.skills.map((s: any) => s.id)).toEqual(['verify_schema', 'get_verification_record']);
     expect(card.capabilities.extensions[0].params.publicKeys[0].publicKey).toMatch(/^[A-Za-z0-9+/]{43}=$/);
     const mcpCard = (await (await fetch(`${srv.base}/.well-known/mcp/server-card.json`)).json()) as any;

@@ -6,6 +6,7 @@
 import type { Config } from '../config.js';
 import { ERROR_TABLE } from '../errors.js';
 import { VERIFICATION_REQUEST_EXAMPLE } from '../service/wire-schemas.js';
+import { a2aInterfaces } from '../a2a/interface.js';
 
 export interface DiscoveryContext {
   config: Config;
@@ -23,28 +24,19 @@ export function agentCard(ctx: DiscoveryContext): Record<string, unknown> {
   const networks = p.enabled ? p.networks.map((n) => n.network).join(', ') : '';
   const verifyPrice = p.enabled ? ` Price: ${p.prices.verify} per call in USDC (x402 v2 on ${networks}) once the free daily allowance is used.` : '';
   const scorePrice = p.enabled ? ` Price of the score: ${p.prices.score} per call in USDC (x402 v2 on ${networks}).` : '';
+  // A2A 1.0 agent card. The one A2A interface is the JSON-RPC endpoint; it also answers A2A 0.3
+  // clients (`message/send`), so that binding is listed for both versions, as A2A 1.0 prescribes.
   return {
-    protocolVersion: '0.3.0',
     name: config.serviceName,
     description:
-      'Verifies an AI agent\'s structured output against a JSON Schema, numeric bounds and cross-field rules, and returns an Ed25519-signed receipt anyone can verify offline.',
-    url: base,
-    preferredTransport: 'HTTP+JSON',
-    additionalInterfaces: [
-      { url: base, transport: 'HTTP+JSON' },
-      { url: `${base}/mcp`, transport: 'MCP' },
-    ],
-    // A2A v1.0 name for the same list.
-    supportedInterfaces: [
-      { url: base, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
-      { url: `${base}/mcp`, protocolBinding: 'MCP', protocolVersion: '2025-06-18' },
-    ],
+      'Verifies an AI agent\'s structured output against a JSON Schema, numeric bounds and cross-field rules, and returns an Ed25519-signed receipt anyone can verify offline. Send the verification request as the data part of an A2A message; the signed receipt comes back as the data part of the answer. Also over REST (POST /verify/schema) and MCP (' +
+      `${base}/mcp).`,
+    supportedInterfaces: a2aInterfaces(base),
     version: ctx.version,
     documentationUrl: `${base}/docs`,
     capabilities: {
       streaming: false,
       pushNotifications: false,
-      stateTransitionHistory: false,
       extensions: [ctx.attestationExtension()],
     },
     defaultInputModes: ['application/json'],
@@ -54,7 +46,7 @@ export function agentCard(ctx: DiscoveryContext): Record<string, unknown> {
         id: 'verify_schema',
         name: 'Verify agent output',
         description:
-          'POST /verify/schema (alias /verify/deliverable): check submitted_output against expected_schema plus optional bounds and rules; returns a pass/fail verdict with repair hints and an Ed25519-signed receipt.' +
+          'Send a message whose data part is a verification request (the body of POST /verify/schema): submitted_output is checked against expected_schema plus optional bounds and rules; the answer\'s data part is the Ed25519-signed receipt with the pass/fail verdict and repair hints.' +
           verifyPrice,
         tags: ['json-schema', 'verification', 'receipt', 'ed25519'],
         examples: [JSON.stringify(VERIFICATION_REQUEST_EXAMPLE), 'Check this invoice against my schema before I pay for it.'],
@@ -65,10 +57,10 @@ export function agentCard(ctx: DiscoveryContext): Record<string, unknown> {
         id: 'get_verification_record',
         name: 'Agent verification record',
         description:
-          'GET /score/{agent_id}: the signed 0-100 trust score of an agent from its non-test verification history, with its inputs; GET /reputation/{agent_id} for the paged pass/fail history.' +
+          'Send a message whose data part is {"agent_id": "..."}: the answer\'s data part is the signed 0-100 trust score of that agent from its non-test verification history, with its inputs (also GET /score/{agent_id}; GET /reputation/{agent_id} for the paged pass/fail history).' +
           scorePrice,
         tags: ['reputation', 'trust-score'],
-        examples: [`${base}/score/seller-7`, 'How reliable has agent seller-7 been?'],
+        examples: ['{"agent_id":"seller-7"}', 'How reliable has agent seller-7 been?'],
         inputModes: ['application/json'],
         outputModes: ['application/json'],
       },
@@ -83,7 +75,7 @@ export function x402Manifest(config: Config): Record<string, unknown> {
   const freeAllowance = {
     per_client_per_day: config.freeAllowancePerDay,
     resets: 'at 00:00 UTC',
-    applies_to: ['POST /verify/schema', 'POST /verify/deliverable', 'MCP tool verify_schema'],
+    applies_to: ['POST /verify/schema', 'POST /verify/deliverable', 'MCP tool verify_schema', 'A2A SendMessage (POST /a2a)'],
   };
   if (!payments.enabled) {
     return {
@@ -134,6 +126,7 @@ Version: ${ctx.version}
 - GET ${base}/reputation/{agent_id}?limit=&cursor=: pass/fail counts and history (newest first, paged). Free.
 - GET ${base}/score/{agent_id}: signed 0-100 trust score with its inputs. Ids starting with \`test-\` are never scored (422).
 - POST ${base}/mcp: MCP (Streamable HTTP, stateless), tools \`verify_schema\` and \`get_verification_record\`.
+- POST ${base}/a2a: A2A JSON-RPC (SendMessage with header A2A-Version: 1.0, or message/send for A2A 0.3): a message whose one data part is the verification request gets back a message whose data part is the signed receipt; a data part {"agent_id": "..."} gets the signed trust score.
 - GET ${base}/.well-known/agent-card.json: A2A agent card; lists every signing public key (attestation extension).
 - GET ${base}/.well-known/x402: payment manifest. GET ${base}/openapi.json, ${base}/docs: API description. GET ${base}/health.
 
@@ -148,7 +141,7 @@ Unknown fields, duplicate keys or unsafe integers outside submitted_output, inva
 - Lists in responses (errors, hints, flags, history page): at most ${config.listCap} entries; *_total and *_omitted say how many were cut.
 
 ## Free allowance
-Each client (by IP address${config.trustProxy !== false ? ', behind trusted proxies the right-most X-Forwarded-For address that is not a proxy' : ''}) gets ${config.freeAllowancePerDay} free verifications per UTC day, shared by REST and the MCP verify_schema tool. Every verify response carries Free-Allowance-Remaining, Free-Allowance-Limit and Free-Allowance-Resets headers.
+Each client (by IP address${config.trustProxy !== false ? ', behind trusted proxies the right-most X-Forwarded-For address that is not a proxy' : ''}) gets ${config.freeAllowancePerDay} free verifications per UTC day, shared by REST, the MCP verify_schema tool and A2A messages. Every verify response carries Free-Allowance-Remaining, Free-Allowance-Limit and Free-Allowance-Resets headers.
 ${payments}
 
 ## Errors

@@ -6,6 +6,8 @@
  * discovery, operations, MCP, and any extra plugins the app adds.
  */
 import { addOperationIds } from './operation-ids.js';
+import { a2aRoutes } from '../a2a/index.js';
+import { createPipelineBackend } from '../a2a/backend.js';
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyServerOptions } from 'fastify';
@@ -203,6 +205,13 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     bodyLimit: config.bodyLimitBytes,
     baseUrl: config.publicBaseUrl,
     payments: options.payments ?? null,
+  });
+  // A2A JSON-RPC: the same pipeline, transport 'a2a'.
+  await app.register(a2aRoutes, {
+    backend: createPipelineBackend({ pipeline, baseUrl: config.publicBaseUrl }),
+    clientKey,
+    bodyLimit: config.bodyLimitBytes,
+    baseUrl: config.publicBaseUrl,
   });
   await app.register(recordRoutes, { service: pipeline.service, listCap: config.listCap });
   await app.register(discoveryRoutes, { config, version: options.version, attestationExtension: options.attestationExtension });

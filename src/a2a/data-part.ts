@@ -1,0 +1,188 @@
+/**
+ * @module Finds the source text of the verification request inside an A2A
+ * JSON-RPC body: the value of `data` in the first part of `params.message.parts`
+ * that has one. The SDK reads the envelope with JSON.parse, which keeps only the
+ * last of two equal keys; the verifier must see the request's own bytes, so that
+ * a key written twice inside `submitted_output` still fails
+ * `integrity:unique_keys`, exactly as over REST.
+ *
+ * Only called on text JSON.parse accepted, so it only has to find where values
+ * start and end. A key written twice on the path itself (two `params`,
+ * `message`, `parts` or `data`) makes the body ambiguous and is refused, because
+ * the SDK and this reader could otherwise pick different values.
+ */
+
+export type DataPartSource =
+  /** `source` is the first part's `data` text (null when no part carries `data`); `count` how many parts carry it. */
+  | { ok: true; source: string | null; count: number }
+  | { ok: false; problem: string };
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+}
+
+class Reader {
+  pos = 0;
+  constructor(readonly text: string) {}
+
+  ws(): void {
+    while (this.pos < this.text.length && isSpace(this.text.charCodeAt(this.pos))) this.pos++;
+  }
+
+  peek(): number {
+    this.ws();
+    return this.text.charCodeAt(this.pos);
+  }
+
+  skipString(): void {
+    const t = this.text;
+    let i = this.pos + 1;
+    for (;;) {
+      const c = t.charCodeAt(i);
+      if (c === 0x5c) i += 2;
+      else if (c === 0x22) break;
+      else i++;
+    }
+    this.pos = i + 1;
+  }
+
+  readString(): string {
+    const start = this.pos;
+    this.skipString();
+    return JSON.parse(this.text.slice(start, this.pos)) as string;
+  }
+
+  /** Skip one value, iteratively (no nesting depth can overflow it). */
+  skipValue(): void {
+    this.ws();
+    const t = this.text;
+    const c = t.charCodeAt(this.pos);
+    if (c === 0x22) return this.skipString();
+    if (c !== 0x7b && c !== 0x5b) {
+      while (this.pos < t.length) {
+        const d = t.charCodeAt(this.pos);
+        if (d === 0x2c || d === 0x7d || d === 0x5d || isSpace(d)) break;
+        this.pos++;
+      }
+      return;
+    }
+    let depth = 0;
+    while (this.pos < t.length) {
+      const d = t.charCodeAt(this.pos);
+      if (d === 0x22) {
+        this.skipString();
+        continue;
+      }
+      if (d === 0x7b || d === 0x5b) depth++;
+      else if (d === 0x7d || d === 0x5d) {
+        depth--;
+        if (depth === 0) {
+          this.pos++;
+          return;
+        }
+      }
+      this.pos++;
+    }
+  }
+
+  /**
+   * Walk the members of the object at pos, calling `visit` with each key while pos
+   * is on its value; `visit` must consume the value (or return false to have it skipped).
+   */
+  members(visit: (key: string) => boolean): void {
+    this.ws();
+    this.pos++; // {
+    if (this.peek() === 0x7d) {
+      this.pos++;
+      return;
+    }
+    for (;;) {
+      this.ws();
+      const key = this.readString();
+      this.ws();
+      this.pos++; // :
+      this.ws();
+      if (!visit(key)) this.skipValue();
+      if (this.peek() === 0x2c) {
+        this.pos++;
+        continue;
+      }
+      this.pos++; // }
+      return;
+    }
+  }
+
+  /** Walk the elements of the array at pos; `visit` must consume each element. */
+  elements(visit: (index: number) => void): void {
+    this.ws();
+    this.pos++; // [
+    if (this.peek() === 0x5d) {
+      this.pos++;
+      return;
+    }
+    for (let i = 0; ; i++) {
+      this.ws();
+      visit(i);
+      if (this.peek() === 0x2c) {
+        this.pos++;
+        continue;
+      }
+      this.pos++; // ]
+      return;
+    }
+  }
+}
+
+class Ambiguous extends Error {}
+
+/** The `data` source text of the first data part of `params.message.parts` (text must be valid JSON). */
+export function dataPartSource(text: string): DataPartSource {
+  const r = new Reader(text);
+  let source: string | null = null;
+  let count = 0;
+  const once = (seen: Set<string>, key: string, where: string): void => {
+    if (seen.has(key)) throw new Ambiguous(`'${key}' appears twice in ${where}`);
+    seen.add(key);
+  };
+  try {
+    if (r.peek() !== 0x7b) return { ok: true, source: null, count: 0 };
+    const top = new Set<string>();
+    r.members((key) => {
+      if (key !== 'params') return false;
+      once(top, key, 'the request');
+      if (r.peek() !== 0x7b) return false;
+      const inParams = new Set<string>();
+      r.members((k) => {
+        if (k !== 'message') return false;
+        once(inParams, k, 'params');
+        if (r.peek() !== 0x7b) return false;
+        const inMessage = new Set<string>();
+        r.members((m) => {
+          if (m !== 'parts') return false;
+          once(inMessage, m, 'params.message');
+          if (r.peek() !== 0x5b) return false;
+          r.elements((i) => {
+            if (r.peek() !== 0x7b) return r.skipValue();
+            const inPart = new Set<string>();
+            r.members((p) => {
+              if (p !== 'data') return false;
+              once(inPart, p, `params.message.parts[${i}]`);
+              r.ws();
+              const start = r.pos;
+              r.skipValue();
+              if (count++ === 0) source = text.slice(start, r.pos);
+              return true;
+            });
+          });
+          return true;
+        });
+        return true;
+      });
+      return true;
+    });
+  } catch (e) {
+    if (e instanceof Ambiguous) return { ok: false, problem: e.message };
+    throw e;
+  }
+  return { ok: true, source, count };
+}
