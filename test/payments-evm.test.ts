@@ -349,5 +349,24 @@ describe('x402 on a Hardhat chain (id 8453)', () => {
       expect(await hh.authorizationState(b.account.address, auth.nonce as Hex)).toBe(false);
       expect(await hh.balanceOf(b.account.address)).toBe(20000n);
     });
+
+    // Last: it moves the chain's clock forward for good.
+    it('edge of validity: verified while valid, expired in the block that would settle it → no receipt anywhere', async () => {
+      const b = await newBuyer(20000n);
+      const agent = `evm-edge-${Date.now()}`;
+      const payload = await b.client.createPaymentPayload(await paymentRequired());
+      const auth = (payload.payload as { authorization: { validBefore: string; nonce: Hex } }).authorization;
+      // Reads and the facilitator's checks see the current time; the next block is past validBefore.
+      await hh.provider.request({ method: 'evm_setNextBlockTimestamp', params: [Number(auth.validBefore) + 1] });
+      const r = await post(`${base}/verify/schema`, payload, body('edge', { agent_id: agent }));
+      expect(r.status).toBe(402);
+      expect(((await r.json()) as { code: string }).code).toBe('settlement_failed');
+      expect(await reputationOf(base, agent)).toBe(0);
+      const voided = (await app.store.paymentEvents()).filter((e) => e.kind === 'voided' && e.key.payer === b.account.address.toLowerCase());
+      expect(voided).toHaveLength(1);
+      expect((await fetch(`${base}/verifications/${voided[0].verificationId}`)).status).toBe(404);
+      expect(await hh.authorizationState(b.account.address, auth.nonce)).toBe(false);
+      expect(await hh.balanceOf(b.account.address)).toBe(20000n);
+    });
   });
 });
