@@ -27,7 +27,7 @@ function walk(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
     const p = path.join(dir, d.name);
     if (d.isDirectory()) return d.name === 'node_modules' || d.name === 'fixtures' ? [] : walk(p);
-    return /\.(ts|md)$/.test(d.name) ? [p] : [];
+    return /\.(ts|tsx|md)$/.test(d.name) ? [p] : [];
   });
 }
 
@@ -69,5 +69,13 @@ describe('docs/protocol.md', () => {
       }
     }
     expect(links).toBeGreaterThan(20);
+  });
+
+  it('is what the repository refers to: no numbered section of an outside document is cited', () => {
+    // Written apart so this file does not match itself.
+    const cite = new RegExp(['SPEC', ' §'].join(''));
+    const files = ['README.md', ...['docs', 'src', 'test', 'bench', 'scripts', 'web'].flatMap((d) => walk(path.join(ROOT, d)))];
+    const citing = files.filter((f) => cite.test(readFileSync(path.isAbsolute(f) ? f : path.join(ROOT, f), 'utf8')));
+    expect(citing.map((f) => path.relative(ROOT, path.resolve(ROOT, f)))).toEqual([]);
   });
 });

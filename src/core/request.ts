@@ -1,12 +1,12 @@
 /**
- * @module The verification request (SPEC §1): strict parsing of a body, or
+ * @module The verification request (docs/protocol.md#request): strict parsing of a body, or
  * validation of an already-parsed value (MCP tool arguments), into a
  * ParsedRequest with every default filled in. Any problem is a 422
  * (ApiError 'invalid_request') listing every field to fix — all problems at
  * once, never the caller's values.
  *
  * Duplicate keys and unsafe integers are request errors outside
- * `submitted_output`, but only integrity findings inside it (SPEC §1, §2.2).
+ * `submitted_output`, but only integrity findings inside it (docs/protocol.md#request, #integrity-checks).
  */
 import type { FieldProblem } from '../errors.js';
 import { invalidRequest } from '../errors.js';

@@ -30,7 +30,7 @@ describe('buildResponse', () => {
   const parsed = parseVerificationRequest(readFileSync(new URL('../../test/fixtures/invoice.request.json', import.meta.url)));
   const verdict = createVerifier({ engine: createSchemaEngine() }).verify(parsed);
 
-  it('keeps the SPEC §4 key order in full form (verify/attestation are appended by the signer)', () => {
+  it('keeps the documented key order (docs/protocol.md#response) in full form (verify/attestation are appended by the signer)', () => {
     const r = buildResponse(verdict, meta, 'full');
     expect(Object.keys(r)).toEqual(FULL_KEYS);
     if (!('request_hash' in r)) throw new Error('expected the full form');

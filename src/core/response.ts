@@ -1,7 +1,7 @@
 /**
- * @module The response object of SPEC §4, in its exact key order, without the
+ * @module The response object of docs/protocol.md#response, in its exact key order, without the
  * `verify` and `attestation` blocks (the signer appends them last). The
- * compact form keeps only the SPEC §4 compact keys.
+ * compact form keeps only the compact keys of docs/protocol.md#response.
  */
 import type { Detail, ErrorDetail, Flag, Hint, NextAction, Score, Verdict } from './types.js';
 

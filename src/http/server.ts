@@ -42,7 +42,7 @@ export interface HttpServerOptions {
   metrics?: HttpMetrics;
   /** Package version, shown in cards and docs. */
   version: string;
-  /** The attestation extension (SPEC §5.3), read live from the key ring. */
+  /** The attestation extension (docs/protocol.md#keys), read live from the key ring. */
   attestationExtension(): Record<string, unknown>;
   /** Whether the database answers and a signing key is loaded. */
   readiness(): Promise<Readiness>;

@@ -1,5 +1,5 @@
 /**
- * @module Issuing a receipt: verify a parsed request, assemble the SPEC §4
+ * @module Issuing a receipt: verify a parsed request, assemble the docs/protocol.md#response
  * response around the verdict (id, hashes, time, version) and sign it under
  * the verify context. The returned text is exactly what is stored and sent, so
  * the bytes a client receives are the bytes that were signed over.

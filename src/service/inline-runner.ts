@@ -15,7 +15,7 @@ import type { PreparedVerification, VerificationRunner } from './pipeline.js';
 export interface InlineRunnerOptions {
   verifier: Pick<Verifier, 'compile'>;
   issuer: ReceiptIssuer;
-  /** Maximum nesting depth of a request (SPEC §1, default 64). */
+  /** Maximum nesting depth of a request (docs/protocol.md#strict-json, default 64). */
   maxDepth: number;
 }
 

@@ -1,5 +1,5 @@
 /**
- * @module Receipt signatures, wire version 1 (SPEC §5.2). A signed response
+ * @module Receipt signatures, wire version 1 (docs/protocol.md#signature). A signed response
  * ends with a `verify` block (how to check it) and an `attestation` block (the
  * Ed25519 signature over the JCS form of a fixed envelope holding the whole
  * response without `attestation`). The envelope layout and the context
