@@ -16,7 +16,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { createSqliteStore } from '../src/store/sqlite.js';
 import type { Store } from '../src/store/store.js';
 import { BASE_USDC, parsePaymentConfig, type PaymentConfig } from '../src/payments/config.js';
-import { createMemoryEvmChain, type MemoryEvmChain } from '../src/payments/memory-chain.js';
+import { createMemoryEvmChain, type MemoryEvmChain } from './memory-chain.js';
 import { createLocalFacilitator, createFacilitatorServer, type LocalFacilitator } from '../src/payments/local-facilitator.js';
 import { createPaymentGate, type PaymentGate } from '../src/payments/gate.js';
 

@@ -21,7 +21,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { createApp, type App } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { BASE_USDC } from '../src/payments/config.js';
-import { createMemoryEvmChain, type MemoryEvmChain } from '../src/payments/memory-chain.js';
+import { createMemoryEvmChain, type MemoryEvmChain } from './memory-chain.js';
 import { freePort, projectRoot, tempDir } from './http-helpers.js';
 import { PAY_TO_EVM } from './payments-helpers.js';
 

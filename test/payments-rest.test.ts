@@ -17,7 +17,7 @@ import { createApp, type App } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { verifyReceipt } from '../src/receipts/index.js';
 import { BASE_USDC } from '../src/payments/config.js';
-import { createMemoryEvmChain } from '../src/payments/memory-chain.js';
+import { createMemoryEvmChain } from './memory-chain.js';
 import { freePort, projectRoot, tempDir } from './http-helpers.js';
 import { createPaymentFixture, PAY_TO_EVM, PAY_TO_SOLANA, type PaymentFixture } from './payments-helpers.js';
 

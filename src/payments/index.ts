@@ -15,8 +15,6 @@ export * from './gate.js';
 export * from './transport.js';
 export { createLocalFacilitator, createViemFacilitatorSigner, registerFacilitatorRoutes, createFacilitatorServer, withSerialSubmissions } from './local-facilitator.js';
 export type { LocalFacilitator, LocalFacilitatorOptions, FacilitatorRoutesOptions, TransactionStatus } from './local-facilitator.js';
-export { createMemoryEvmChain } from './memory-chain.js';
-export type { MemoryEvmChain, MemoryEvmChainOptions } from './memory-chain.js';
 
 export interface PaymentsOptions {
   config: PaymentConfig;

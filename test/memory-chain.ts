@@ -4,8 +4,7 @@
  * `exact` EVM facilitator scheme drives. Signatures are checked for real
  * (EIP-712 recovery through viem), so payments made with the official client
  * are verified and settled exactly as on a chain — without a node. It backs the
- * fast payment tests and the local facilitator's demo mode; it is not a ledger
- * of real money.
+ * fast payment tests; it is not part of the product and not a ledger of real money.
  */
 import {
   decodeFunctionData,
