@@ -35,6 +35,10 @@ export interface Config {
    */
   trustProxy: TrustProxy;
   bodyLimitBytes: number;
+  /** Most outputs one POST /verify/batch may carry (BATCH_MAX_ITEMS). */
+  batchMaxItems: number;
+  /** Body limit of POST /verify/batch (BATCH_BODY_LIMIT_BYTES; default 8 × BODY_LIMIT_BYTES). */
+  batchBodyLimitBytes: number;
   maxJsonDepth: number;
   listCap: number;
   schemaCacheSize: number;
@@ -185,6 +189,8 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
   const freeAllowancePerDay = intSetting(label('FREE_ALLOWANCE_PER_DAY'), get('FREE_ALLOWANCE_PER_DAY'), 1000, 0, 1_000_000_000);
   const trustProxy = trustProxySetting(label('TRUST_PROXY'), get('TRUST_PROXY'));
   const bodyLimitBytes = intSetting('BODY_LIMIT_BYTES', get('BODY_LIMIT_BYTES'), 1024 * 1024, 1024, 100 * 1024 * 1024);
+  const batchMaxItems = intSetting('BATCH_MAX_ITEMS', get('BATCH_MAX_ITEMS'), 100, 1, 10_000);
+  const batchBodyLimitBytes = intSetting('BATCH_BODY_LIMIT_BYTES', get('BATCH_BODY_LIMIT_BYTES'), Math.min(8 * bodyLimitBytes, 100 * 1024 * 1024), 1024, 100 * 1024 * 1024);
   const maxJsonDepth = intSetting('MAX_JSON_DEPTH', get('MAX_JSON_DEPTH'), 64, 2, 10_000);
   // LIST_CAP is also the largest reputation page, so it cannot exceed what the stores accept.
   const listCap = intSetting('LIST_CAP', get('LIST_CAP'), 100, 1, MAX_PAGE_LIMIT);
@@ -264,6 +270,8 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     freeAllowancePerDay,
     trustProxy,
     bodyLimitBytes,
+    batchMaxItems,
+    batchBodyLimitBytes,
     maxJsonDepth,
     listCap,
     schemaCacheSize,

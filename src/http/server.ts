@@ -30,6 +30,7 @@ import type { HttpMetrics } from './metrics.js';
 import { operationsRoutes, type Readiness } from './operations-routes.js';
 import { recordRoutes } from './record-routes.js';
 import { errorSchema, logCheckpointRefSchema, receiptSchema, reputationSchema, trustScoreSchema, verificationRequestSchema } from './schemas.js';
+import { batchRoutes } from './batch-routes.js';
 import { verifyRoutes } from './verify-routes.js';
 
 export type { Readiness } from './operations-routes.js';
@@ -212,6 +213,14 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     clientKey,
     bodyLimit: config.bodyLimitBytes,
     baseUrl: config.publicBaseUrl,
+  });
+  await app.register(batchRoutes, {
+    pipeline,
+    clientKey,
+    bodyLimit: config.batchBodyLimitBytes,
+    maxItems: config.batchMaxItems,
+    maxDepth: config.maxJsonDepth,
+    paymentsOn: Boolean(options.payments),
   });
   await app.register(recordRoutes, { service: pipeline.service, listCap: config.listCap });
   await app.register(discoveryRoutes, { config, version: options.version, attestationExtension: options.attestationExtension });
