@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import canonicalizeImport from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createVerifierClient } from '../src/client/index.js';
 import { verifyReceipt } from '../src/receipts/index.js';
 import { postJson, startApp, tempDir } from './http-helpers.js';
 import type { Running } from './http-helpers.js';
@@ -120,5 +121,12 @@ describe('POST /verify/batch', () => {
     expect(res.status).toBe(429);
     expect(((await res.json()) as any).code).toBe('free_allowance_exhausted');
     expect(await remaining(srv)).toBe(left - 1);
+  });
+
+  it('the client verifyBatch answers receipts that checkReceipt accepts', async () => {
+    const client = createVerifierClient({ baseUrl: srv.base });
+    const out = await client.verifyBatch({ ...shared, items: items(3, 'f') } as any);
+    expect(out.summary).toEqual({ total: 3, passed: 2, failed: 1 });
+    for (const r of out.receipts) expect((await client.checkReceipt(r)).valid).toBe(true);
   });
 });

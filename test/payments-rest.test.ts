@@ -75,6 +75,13 @@ async function exhaustAllowance(): Promise<void> {
 }
 
 describe('REST', () => {
+  it('refuses POST /verify/batch with a coded 501 while payments are on (nothing charged)', async () => {
+    const body = JSON.stringify({ expected_schema: {}, items: [{ task_id: 'batch-1', submitted_output: 1 }] });
+    const r = await fetch(`${app.base}/verify/batch`, { method: 'POST', headers: json, body });
+    expect(r.status).toBe(501);
+    expect(await r.json()).toMatchObject({ code: 'batch_unavailable_with_payments', charged: false, retryable: false });
+  });
+
   it('answers the discovery probe (POST without body) with 402 while free calls remain', async () => {
     const r = await fetch(`${app.base}/verify/schema`, { method: 'POST' });
     expect(r.status).toBe(402);

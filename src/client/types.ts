@@ -48,6 +48,24 @@ export interface VerificationRequest {
   detail?: 'full' | 'compact';
 }
 
+/** One output of a batch: its own task and agent; schema, bounds and rules are shared. */
+export interface BatchItem {
+  task_id: string;
+  agent_id?: string | null;
+  submitted_output: JsonValue;
+}
+
+/** The body of POST /verify/batch. */
+export interface BatchVerificationRequest extends Omit<VerificationRequest, 'task_id' | 'agent_id' | 'submitted_output'> {
+  items: BatchItem[];
+}
+
+/** The answer of POST /verify/batch: one signed receipt per item, in order. */
+export interface BatchVerificationResponse<R> {
+  summary: { total: number; passed: number; failed: number };
+  receipts: R[];
+}
+
 export interface Score {
   ratio: number;
   passed: number;

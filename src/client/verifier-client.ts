@@ -14,6 +14,8 @@ import type { ReceiptVerification } from '../receipts/receipt-verifier.js';
 import type {
   AllowanceState,
   ApiErrorBody,
+  BatchVerificationRequest,
+  BatchVerificationResponse,
   Receipt,
   Reputation,
   TrustScore,
@@ -63,6 +65,8 @@ export interface VerifierClient {
   readonly baseUrl: string;
   /** POST /verify/schema: the signed receipt (pass or fail). */
   verify(request: VerificationRequest): Promise<Paid<Receipt>>;
+  /** POST /verify/batch: one signed receipt per item, in order (refused with 501 while the service takes payments). */
+  verifyBatch(request: BatchVerificationRequest): Promise<BatchVerificationResponse<Receipt>>;
   /** GET /verifications/{id}: the stored receipt, byte-identical to the original answer. */
   getReceipt(verificationId: string): Promise<Receipt>;
   /** GET /reputation/{agent_id}: one page of history; pass `next_cursor` back as `cursor` for the next. */
@@ -252,6 +256,11 @@ export function createVerifierClient(options: VerifierClientOptions): VerifierCl
     async verify(request) {
       const { text, response } = await call('/verify/schema', { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(request) }, true);
       return paid<Receipt>(text, response);
+    },
+
+    async verifyBatch(request) {
+      const { text } = await call('/verify/batch', { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(request) }, false);
+      return JSON.parse(text) as BatchVerificationResponse<Receipt>;
     },
 
     async getReceipt(verificationId) {

@@ -10,6 +10,7 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
 export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /verify/schema': 'verifySchema',
   'POST /verify/deliverable': 'verifyDeliverable',
+  'POST /verify/batch': 'verifyBatch',
   'GET /verifications/:verification_id': 'getVerification',
   'GET /reputation/:agent_id': 'getReputation',
   'GET /score/:agent_id': 'getTrustScore',
