@@ -189,7 +189,7 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
     const hashes = computeHashes(parsed);
     const response = attestor.attach(
       {
-        summary: { result, blocking_checks: [] },
+        summary: { result, blocking_checks: [], warnings: 0 },
         next_actions: [{ action: 'attach_receipt', for: 'seller' }],
         result,
         verification_id: stamp.verificationId,

@@ -116,7 +116,8 @@ export interface Attestation {
  * form only (`detail: "full"`, the default); the compact form leaves them out.
  */
 export interface Receipt {
-  summary: { result: 'pass' | 'fail'; blocking_checks: string[] };
+  /** `warnings` (compact form only): the number of warning flags the compact form does not list. */
+  summary: { result: 'pass' | 'fail'; blocking_checks: string[]; warnings?: number };
   next_actions: Array<Record<string, string>>;
   result: 'pass' | 'fail';
   verification_id: string;

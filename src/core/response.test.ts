@@ -45,5 +45,20 @@ describe('buildResponse', () => {
     const r = buildResponse(verdict, meta, 'compact');
     expect(Object.keys(r)).toEqual(COMPACT_KEYS);
     expect(r).not.toHaveProperty('request_hash');
+    expect(r.summary).toEqual({ result: 'fail', blocking_checks: ['consistency:sum_equals'], warnings: 0 });
+  });
+
+  it('counts warnings in the compact summary, so a compact pass cannot hide a failed bound or a schema typo', () => {
+    const request = {
+      task_id: 't', expected_schema: { type: 'object', requried: ['total'] }, submitted_output: { total: -5, items: [{ price: 500 }, { price: 600 }] },
+      bounds: { 'items[].price': { min: 0, max: 100 }, total: { min: 0 } }, enforce_rules: false, detail: 'compact',
+    };
+    const v = createVerifier({ engine: createSchemaEngine() }).verify(parseVerificationRequest(JSON.stringify(request)));
+    const r = buildResponse(v, meta, 'compact');
+    expect(r.result).toBe('pass');
+    // Two failing prices under one bound, the negative total under the other, and the "requried" typo.
+    expect(r.summary).toEqual({ result: 'pass', blocking_checks: [], warnings: 4 });
+    const enforced = createVerifier({ engine: createSchemaEngine() }).verify(parseVerificationRequest(JSON.stringify({ ...request, enforce_rules: true })));
+    expect(buildResponse(enforced, meta, 'compact').summary).toEqual({ result: 'fail', blocking_checks: ['bounds:range'], warnings: 1 });
   });
 });

@@ -18,9 +18,16 @@ export interface ResponseMeta {
 
 export type ResponseSummary = { result: 'pass' | 'fail'; blocking_checks: string[] };
 
+/**
+ * The compact form drops the flag list, so its summary carries the number of
+ * warnings: a compact pass can never hide a failed rule or bound that was only a
+ * warning (enforce_rules false) or a schema typo.
+ */
+export type CompactSummary = ResponseSummary & { warnings: number };
+
 /** The compact form (detail "compact"): identity, hashes and verdict, no lists or scores. */
 export type CompactResponse = {
-  summary: ResponseSummary;
+  summary: CompactSummary;
   next_actions: NextAction[];
   result: 'pass' | 'fail';
   verification_id: string;
@@ -76,7 +83,7 @@ export function buildResponse(verdict: Verdict, meta: ResponseMeta, detail: Deta
   const summary: ResponseSummary = { result: verdict.result, blocking_checks: verdict.blocking_checks.slice() };
   if (detail === 'compact') {
     return {
-      summary,
+      summary: { result: summary.result, blocking_checks: summary.blocking_checks, warnings: verdict.warnings_total },
       next_actions: verdict.next_actions,
       result: verdict.result,
       verification_id: meta.verification_id,

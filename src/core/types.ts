@@ -119,6 +119,8 @@ export interface Verdict {
   errors_detail_omitted: number;
   flags: Flag[];
   flags_total: number;
+  /** Flags of severity `warning` (never blocking), counted past the list cap; the compact form reports it as `summary.warnings`. */
+  warnings_total: number;
   flags_omitted: number;
   hints: Hint[];
   hints_total: number;

@@ -52,6 +52,7 @@ class Lists {
   errorsTotal = 0;
   detailsTotal = 0;
   flagsTotal = 0;
+  warningsTotal = 0;
   hintsTotal = 0;
   constructor(readonly cap: number) {}
   block(check: string): void {
@@ -93,6 +94,7 @@ function addOutcomeFailures(lists: Lists, o: CheckOutcome, enforceRules: boolean
     }
     if (lists.flags.length < cap) lists.flags.push({ check: o.check, field: where, severity: blocks ? 'error' : 'warning', detail: f.message });
     lists.flagsTotal++;
+    if (!blocks) lists.warningsTotal++;
     if (lists.hints.length < cap) lists.hints.push({ source, check: o.check, path: f.path, expected: f.expected, found: f.found });
     lists.hintsTotal++;
   }
@@ -127,6 +129,7 @@ function cleanVerdict(request: VerificationRequest, schema: SchemaEvaluation, ch
     errors_detail_omitted: 0,
     flags: [],
     flags_total: 0,
+    warnings_total: 0,
     flags_omitted: 0,
     hints: [],
     hints_total: 0,
@@ -176,6 +179,7 @@ function verdictWithFailures(input: VerdictInput): Verdict {
     errors_detail_omitted: lists.detailsTotal - lists.details.length,
     flags: lists.flags,
     flags_total: lists.flagsTotal,
+    warnings_total: lists.warningsTotal,
     flags_omitted: lists.flagsTotal - lists.flags.length,
     hints: lists.hints,
     hints_total: lists.hintsTotal,

@@ -138,6 +138,7 @@ function addSchemaWarnings(verdict: Verdict, warnings: readonly SchemaWarning[],
       verdict.flags.push({ check: `schema:${w.kind}`, field: schemaPointerField(w.schemaPath), severity: 'warning', detail: warningText(w) });
     }
     verdict.flags_total++;
+    verdict.warnings_total++;
   }
   verdict.flags_omitted = verdict.flags_total - verdict.flags.length;
 }

@@ -168,7 +168,11 @@ export const RECEIPT_SCHEMA = {
     summary: {
       type: 'object',
       required: ['result', 'blocking_checks'],
-      properties: { result: { type: 'string', enum: ['pass', 'fail'] }, blocking_checks: { type: 'array', items: { type: 'string' } } },
+      properties: {
+        result: { type: 'string', enum: ['pass', 'fail'] },
+        blocking_checks: { type: 'array', items: { type: 'string' } },
+        warnings: { type: 'integer', minimum: 0, description: 'Compact form only: the number of warning flags it does not list.' },
+      },
     },
     next_actions: { type: 'array', items: { type: 'object' } },
     result: { type: 'string', enum: ['pass', 'fail'] },
