@@ -12,77 +12,23 @@
  * the SDK and this reader could otherwise pick different values.
  */
 
+import { JsonSourceScanner } from '../core/json-source.js';
+
 export type DataPartSource =
   /** `source` is the first part's `data` text (null when no part carries `data`); `count` how many parts carry it. */
   | { ok: true; source: string | null; count: number }
   | { ok: false; problem: string };
 
-function isSpace(c: number): boolean {
-  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
-}
-
-class Reader {
-  pos = 0;
-  constructor(readonly text: string) {}
-
-  ws(): void {
-    while (this.pos < this.text.length && isSpace(this.text.charCodeAt(this.pos))) this.pos++;
-  }
-
+class Reader extends JsonSourceScanner {
   peek(): number {
     this.ws();
     return this.text.charCodeAt(this.pos);
   }
 
-  skipString(): void {
-    const t = this.text;
-    let i = this.pos + 1;
-    for (;;) {
-      const c = t.charCodeAt(i);
-      if (c === 0x5c) i += 2;
-      else if (c === 0x22) break;
-      else i++;
-    }
-    this.pos = i + 1;
-  }
-
-  readString(): string {
-    const start = this.pos;
-    this.skipString();
-    return JSON.parse(this.text.slice(start, this.pos)) as string;
-  }
-
-  /** Skip one value, iteratively (no nesting depth can overflow it). */
-  skipValue(): void {
+  /** Skip one value, after any whitespace before it. */
+  override skipValue(): void {
     this.ws();
-    const t = this.text;
-    const c = t.charCodeAt(this.pos);
-    if (c === 0x22) return this.skipString();
-    if (c !== 0x7b && c !== 0x5b) {
-      while (this.pos < t.length) {
-        const d = t.charCodeAt(this.pos);
-        if (d === 0x2c || d === 0x7d || d === 0x5d || isSpace(d)) break;
-        this.pos++;
-      }
-      return;
-    }
-    let depth = 0;
-    while (this.pos < t.length) {
-      const d = t.charCodeAt(this.pos);
-      if (d === 0x22) {
-        this.skipString();
-        continue;
-      }
-      if (d === 0x7b || d === 0x5b) depth++;
-      else if (d === 0x7d || d === 0x5d) {
-        depth--;
-        if (depth === 0) {
-          this.pos++;
-          return;
-        }
-      }
-      this.pos++;
-    }
+    super.skipValue();
   }
 
   /**

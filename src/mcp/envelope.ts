@@ -8,6 +8,8 @@
  * surrogates, huge numbers or deep nesting elsewhere change nothing).
  */
 
+import { JsonSourceScanner } from '../core/json-source.js';
+
 /** The outcome of reading a body: the envelope value, and the arguments' source text by JSON-RPC id. */
 export type EnvelopeParse =
   | {
@@ -23,69 +25,8 @@ export type EnvelopeParse =
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-function isSpace(c: number): boolean {
-  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
-}
-
-/**
- * A scanner over text that is already known to be valid JSON (JSON.parse accepted
- * it): it only finds where values start and end, iteratively, so no nesting depth
- * can overflow it.
- */
-class Scanner {
-  pos = 0;
-  constructor(readonly text: string) {}
-
-  ws(): void {
-    while (this.pos < this.text.length && isSpace(this.text.charCodeAt(this.pos))) this.pos++;
-  }
-
-  /** Skip a string token; pos must be on its opening quote. */
-  skipString(): void {
-    const t = this.text;
-    let i = this.pos + 1;
-    for (;;) {
-      const c = t.charCodeAt(i);
-      if (c === 0x5c) i += 2;
-      else if (c === 0x22) break;
-      else i++;
-    }
-    this.pos = i + 1;
-  }
-
-  /** Read a string token's value (keys on the path are short). */
-  readString(): string {
-    const start = this.pos;
-    this.skipString();
-    return JSON.parse(this.text.slice(start, this.pos)) as string;
-  }
-
-  /** Skip any value. */
-  skipValue(): void {
-    const t = this.text;
-    const c = t.charCodeAt(this.pos);
-    if (c === 0x22) return this.skipString();
-    if (c !== 0x7b && c !== 0x5b) {
-      while (this.pos < t.length) {
-        const d = t.charCodeAt(this.pos);
-        if (d === 0x2c || d === 0x7d || d === 0x5d || isSpace(d)) break;
-        this.pos++;
-      }
-      return;
-    }
-    let depth = 0;
-    while (this.pos < t.length) {
-      const d = t.charCodeAt(this.pos);
-      if (d === 0x22) {
-        this.skipString();
-        continue;
-      }
-      this.pos++;
-      if (d === 0x7b || d === 0x5b) depth++;
-      else if ((d === 0x7d || d === 0x5d) && --depth === 0) return;
-    }
-  }
-
+/** Finds the source text of `params.arguments` in each message of the envelope. */
+class Scanner extends JsonSourceScanner {
   /**
    * In the object at pos, the source of the value at `path[level..]`, with the
    * last occurrence of a key winning (as in JSON.parse). Leaves pos after the object.

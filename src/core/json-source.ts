@@ -1,0 +1,67 @@
+/**
+ * @module A scanner over text already known to be valid JSON (JSON.parse accepted
+ * it) that only finds where values start and end. Transports use it to hand the
+ * verifier the exact source text of a request nested in an envelope (MCP
+ * `params.arguments`, an A2A data part), so the strict parser sees the bytes the
+ * client sent, duplicate keys included. Iterative: no nesting depth overflows it.
+ */
+
+export function isJsonSpace(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+}
+
+export class JsonSourceScanner {
+  pos = 0;
+  constructor(readonly text: string) {}
+
+  /** Skip whitespace. */
+  ws(): void {
+    while (this.pos < this.text.length && isJsonSpace(this.text.charCodeAt(this.pos))) this.pos++;
+  }
+
+  /** Skip a string token; pos must be on its opening quote. */
+  skipString(): void {
+    const t = this.text;
+    let i = this.pos + 1;
+    for (;;) {
+      const c = t.charCodeAt(i);
+      if (c === 0x5c) i += 2;
+      else if (c === 0x22) break;
+      else i++;
+    }
+    this.pos = i + 1;
+  }
+
+  /** Read a string token's value (keys on a path are short). */
+  readString(): string {
+    const start = this.pos;
+    this.skipString();
+    return JSON.parse(this.text.slice(start, this.pos)) as string;
+  }
+
+  /** Skip the value that starts at pos. */
+  skipValue(): void {
+    const t = this.text;
+    const c = t.charCodeAt(this.pos);
+    if (c === 0x22) return this.skipString();
+    if (c !== 0x7b && c !== 0x5b) {
+      while (this.pos < t.length) {
+        const d = t.charCodeAt(this.pos);
+        if (d === 0x2c || d === 0x7d || d === 0x5d || isJsonSpace(d)) break;
+        this.pos++;
+      }
+      return;
+    }
+    let depth = 0;
+    while (this.pos < t.length) {
+      const d = t.charCodeAt(this.pos);
+      if (d === 0x22) {
+        this.skipString();
+        continue;
+      }
+      this.pos++;
+      if (d === 0x7b || d === 0x5b) depth++;
+      else if ((d === 0x7d || d === 0x5d) && --depth === 0) return;
+    }
+  }
+}
