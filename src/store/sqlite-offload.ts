@@ -11,15 +11,16 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { allowanceState, assertDay, assertLimit, RECEIPT_COLUMNS, receiptValues } from './common.js';
+import { allowanceState, assertDay, assertLimit, receiptValues } from './common.js';
 import { createSqliteStore } from './sqlite.js';
+import { SQLITE_WRITE_SQL } from './sqlite-sql.js';
 import type { SqliteStore, SqliteStoreOptions } from './sqlite.js';
 import type { AllowanceState, ReceiptRecord } from './store.js';
 
 export type SqliteOffloadStoreOptions = Omit<SqliteStoreOptions, 'groupCommit'>;
 
 // Plain CommonJS evaluated in the worker: no loader or build step involved, works from src/ and dist/ alike.
-// The statements mirror src/store/sqlite.ts (same tables, same single-statement allowance decision).
+// Its statements are the ones src/store/sqlite.ts prepares (src/store/sqlite-sql.ts), handed over in workerData.
 //
 // Durability without stalling the writer: with FULL the connection still runs at synchronous=NORMAL (a commit
 // writes its WAL frames but does not sync them) and the worker syncs the WAL file itself, on libuv's thread
@@ -45,11 +46,11 @@ db.pragma('synchronous = NORMAL');
 db.pragma('wal_autocheckpoint = 0');
 const walFile = workerData.file + '-wal';
 let dirSynced = false;
-const consume = db.prepare(\`INSERT INTO allowance (client_key, day, used) VALUES (?, ?, 1)
-  ON CONFLICT (client_key, day) DO UPDATE SET used = used + 1 WHERE used < ? RETURNING used\`);
-const peek = db.prepare('SELECT used FROM allowance WHERE client_key = ? AND day = ?');
-const refund = db.prepare('UPDATE allowance SET used = used - 1 WHERE client_key = ? AND day = ? AND used > 0');
-const insert = db.prepare('INSERT INTO receipts (${RECEIPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
+// The same SQL text the main connection prepares (src/store/sqlite-sql.ts), passed in workerData.
+const consume = db.prepare(workerData.sql.consume);
+const peek = db.prepare(workerData.sql.peek);
+const refund = db.prepare(workerData.sql.refund);
+const insert = db.prepare(workerData.sql.insertReceipt);
 function run(op) {
   if (op.op === 'consume') {
     const row = consume.get(op.clientKey, op.day, op.limit);
@@ -162,7 +163,7 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
     busyTimeoutMs,
     synchronous: options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL',
   };
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: connection });
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ...connection, sql: SQLITE_WRITE_SQL } });
   // An idle writer must not keep the process alive; pending calls hold their own promises.
   worker.unref();
   const checkpointer = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { ...connection, intervalMs: 200 } });

@@ -20,7 +20,6 @@ import {
   HISTORY_COLUMNS,
   PENDING_COLUMNS,
   pendingValues,
-  RECEIPT_COLUMNS,
   receiptValues,
   reputationPage,
   SIGNING_KEY_COLUMNS,
@@ -34,6 +33,7 @@ import {
   type SigningKeyRow,
 } from './common.js';
 import { createSqliteLog } from './log-sqlite.js';
+import { SQLITE_WRITE_SQL } from './sqlite-sql.js';
 import { SQLITE_MIGRATIONS, type Migration } from './migrations/sqlite.js';
 import { StoreFaultError } from './faults.js';
 import type { AllowanceState, PaymentEvent, PaymentKey, PendingSettlement, ReceiptRecord, ReputationPage, SigningKeyRecord, Store } from './store.js';
@@ -373,16 +373,10 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
 
 function prepareStatements(db: SqliteDatabase) {
   return {
-    consume: db.prepare(
-      `INSERT INTO allowance (client_key, day, used) VALUES (?, ?, 1)
-       ON CONFLICT (client_key, day) DO UPDATE SET used = used + 1 WHERE used < ?
-       RETURNING used`,
-    ),
-    peek: db.prepare('SELECT used FROM allowance WHERE client_key = ? AND day = ?'),
-    refund: db.prepare('UPDATE allowance SET used = used - 1 WHERE client_key = ? AND day = ? AND used > 0'),
-    insertReceipt: db.prepare(
-      `INSERT INTO receipts (${RECEIPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
+    consume: db.prepare(SQLITE_WRITE_SQL.consume),
+    peek: db.prepare(SQLITE_WRITE_SQL.peek),
+    refund: db.prepare(SQLITE_WRITE_SQL.refund),
+    insertReceipt: db.prepare(SQLITE_WRITE_SQL.insertReceipt),
     getReceipt: db.prepare('SELECT receipt FROM receipts WHERE verification_id = ?'),
     counts: db.prepare(`SELECT count(*) AS verifications, sum(result = 'pass') AS passes FROM receipts WHERE agent_id = ?`),
     firstSeen: db.prepare('SELECT verified_at FROM receipts WHERE agent_id = ? ORDER BY verified_ms ASC, verification_id ASC LIMIT 1'),
