@@ -6,6 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { ConfigError, intSetting } from './config-values.js';
 import { parsePaymentConfig } from './payments/config.js';
 import { parseKeyEncryptionKey } from './receipts/key-store.js';
 import type { PaymentConfig } from './payments/config.js';
@@ -71,15 +72,7 @@ export interface Config {
 /** false: X-Forwarded-For is ignored; n: the n nearest hops are proxies; list: these addresses/CIDRs are. */
 export type TrustProxy = false | number | string[];
 
-export class ConfigError extends Error {
-  /** The environment variable or flag that is wrong. */
-  readonly setting: string;
-  constructor(setting: string, message: string) {
-    super(`${setting}: ${message}`);
-    this.name = 'ConfigError';
-    this.setting = setting;
-  }
-}
+export { ConfigError };
 
 /** Command-line overrides (`aov serve --port 9000 …`), already split into name → value. */
 export interface ConfigFlags {
@@ -105,15 +98,6 @@ export const CONFIG_FLAGS: ReadonlyArray<{ flag: keyof ConfigFlags; env: string;
 ];
 
 type Env = Record<string, string | undefined>;
-
-function intSetting(name: string, raw: string | undefined, def: number, min: number, max: number): number {
-  if (raw === undefined || raw.trim() === '') return def;
-  const s = raw.trim();
-  if (!/^[0-9]+$/.test(s)) throw new ConfigError(name, `must be a whole number, got '${s}'`);
-  const n = Number(s);
-  if (!Number.isSafeInteger(n) || n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${s}`);
-  return n;
-}
 
 /** proxy-addr (Fastify's own dependency) validates addresses and CIDRs exactly as Fastify will use them. */
 const compileTrust = createRequire(import.meta.url)('proxy-addr').compile as (list: string[]) => unknown;
@@ -249,15 +233,8 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
   const baseHost = hostOf(publicBaseUrl).toLowerCase();
   if (!allowedHosts.includes(baseHost)) allowedHosts.push(baseHost);
 
-  let payments: PaymentConfig;
-  try {
-    payments = parsePaymentConfig(merged);
-  } catch (e) {
-    const msg = e instanceof Error ? e.message : String(e);
-    // The payment parser names the variable as `NAME: problem`; keep that name.
-    const named = /^([A-Z][A-Z0-9_]*): ([\s\S]*)$/.exec(msg);
-    throw named ? new ConfigError(named[1] as string, named[2] as string) : new ConfigError('payments', msg);
-  }
+  // Throws ConfigError naming the X402_* variable.
+  const payments = parsePaymentConfig(merged);
 
   const config: Config = {
     host,

@@ -3,8 +3,10 @@
  * naming the bad variable or flag; `aov serve` exits 2 on a bad setting.
  */
 import { describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { parsePaymentConfig } from '../src/payments/config.js';
 import { parseServeFlags, run } from '../src/cli/serve.js';
 
 function errorOf(fn: () => unknown): ConfigError {
@@ -90,6 +92,25 @@ describe('config', () => {
     expect(errorOf(() => loadConfig({ X402_ENABLED: 'perhaps' })).setting).toBe('X402_ENABLED');
     expect(errorOf(() => parseServeFlags(['--colour', 'red'])).setting).toBe('--colour');
     expect(errorOf(() => parseServeFlags(['--port'])).setting).toBe('--port');
+  });
+
+  it('payment settings fail with the same ConfigError, name and problem apart', () => {
+    const direct = errorOf(() => parsePaymentConfig({ X402_ENABLED: 'true', X402_FACILITATOR_URL: 'ftp://x' }));
+    expect(direct.setting).toBe('X402_FACILITATOR_URL');
+    expect(direct.problem).toBe("must be an http(s) URL or 'local', got 'ftp://x'");
+    expect(direct.message).toBe(`X402_FACILITATOR_URL: ${direct.problem}`);
+    const viaLoad = errorOf(() => loadConfig({ X402_ENABLED: 'true', X402_FACILITATOR_URL: 'local', X402_NETWORKS: 'base', X402_LOCAL_EVM_RPC_URL: 'http://127.0.0.1:8545' }));
+    expect(viaLoad.setting).toBe('X402_LOCAL_EVM_PRIVATE_KEY');
+    expect(errorOf(() => loadConfig({ X402_MAX_TIMEOUT_SECONDS: 'soon' })).problem).toBe("must be a whole number, got 'soon'");
+  });
+
+  it('only src/config.ts reads the environment', () => {
+    const root = path.resolve(import.meta.dirname, '../src');
+    const readers = (readdirSync(root, { recursive: true }) as string[])
+      .filter((f) => /\.tsx?$/.test(f) && !/\.test\.tsx?$/.test(f))
+      .filter((f) => /\bprocess\.env\b/.test(readFileSync(path.join(root, f), 'utf8')))
+      .map((f) => f.split(path.sep).join('/'));
+    expect(readers).toEqual(['config.ts']);
   });
 
   it('aov serve exits 2 with the message on a bad setting', async () => {

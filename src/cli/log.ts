@@ -112,11 +112,17 @@ async function monitor(io: CliIO, positionals: string[], values: Values): Promis
 
 async function audit(io: CliIO, positionals: string[], values: Values): Promise<number> {
   if (positionals.length !== 0) return fail(io, 'usage: aov log audit [--data-dir <dir>] [--database-url <url>]');
-  const { loadConfig } = await import('../config.js');
+  const { ConfigError, loadConfig } = await import('../config.js');
   const { openStore } = await import('../store/index.js');
   const { auditLog } = await import('../log/audit.js');
   const { loadOrCreateNoteSigner } = await import('../log/index.js');
-  const config = loadConfig(process.env, { 'data-dir': values['data-dir'], 'database-url': values['database-url'] });
+  let config;
+  try {
+    config = loadConfig(undefined, { 'data-dir': values['data-dir'], 'database-url': values['database-url'] });
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    return fail(io, `invalid configuration: ${e.message}`);
+  }
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: config.databaseSchema });
   try {
     const keyFile = config.logNoteKeyFile;

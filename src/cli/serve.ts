@@ -90,7 +90,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       return 0;
     }
     delete flags.help;
-    config = loadConfig(process.env, flags);
+    config = loadConfig(undefined, flags);
   } catch (e) {
     if (e instanceof ConfigError) {
       io.stderr(`aov serve: invalid configuration: ${e.message}\n`);

@@ -5,6 +5,7 @@
  * setting is checked at start so a misconfigured operator learns it before the
  * first buyer does.
  */
+import { boolSetting, ConfigError, intSetting } from '../config-values.js';
 
 /** A CAIP-2 network id, the shape @x402/core uses. */
 export type Network = `${string}:${string}`;
@@ -80,35 +81,15 @@ const SOLANA_ADDRESS_RE = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 const PRICE_RE = /^\$?(\d{1,6})(?:\.(\d{1,6}))?$/;
 const PRIVATE_KEY_RE = /^0x[0-9a-fA-F]{64}$/;
 
-function bad(name: string, problem: string): Error {
-  return new Error(`${name}: ${problem}`);
-}
-
-function parseBool(name: string, raw: string | undefined): boolean {
-  const v = (raw ?? '').trim().toLowerCase();
-  if (v === '' || v === '0' || v === 'false' || v === 'no' || v === 'off') return false;
-  if (v === '1' || v === 'true' || v === 'yes' || v === 'on') return true;
-  throw bad(name, `must be true or false, got '${raw}'`);
-}
-
-function parseInteger(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
-  const v = (raw ?? '').trim();
-  if (v === '') return fallback;
-  if (!/^\d+$/.test(v)) throw bad(name, `must be an integer, got '${raw}'`);
-  const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < min || n > max) throw bad(name, `must be between ${min} and ${max}, got ${v}`);
-  return n;
-}
-
 /** "$0.02", "0.02" or "2" → "$0.02"-style money string; strictly positive, at most 6 decimals (USDC precision). */
 export function parsePrice(name: string, raw: string | undefined, fallback: string): string {
   const v = (raw ?? '').trim();
   if (v === '') return fallback;
   const m = PRICE_RE.exec(v);
-  if (!m) throw bad(name, `must be a dollar amount like $0.02 (at most 6 decimals), got '${raw}'`);
+  if (!m) throw new ConfigError(name, `must be a dollar amount like $0.02 (at most 6 decimals), got '${raw}'`);
   const whole = m[1];
   const frac = m[2] ?? '';
-  if (/^0+$/.test(whole) && /^0*$/.test(frac)) throw bad(name, 'must be greater than zero');
+  if (/^0+$/.test(whole) && /^0*$/.test(frac)) throw new ConfigError(name, 'must be greater than zero');
   return frac ? `$${whole}.${frac}` : `$${whole}`;
 }
 
@@ -119,11 +100,11 @@ function parseNetworks(raw: string | undefined): Network[] {
   for (const item of items) {
     const network = NETWORK_ALIASES[item] ?? NETWORK_ALIASES[item.toLowerCase()];
     if (!network) {
-      throw bad('X402_NETWORKS', `unknown network '${item}' (supported: base or ${BASE_MAINNET}, solana or ${SOLANA_MAINNET})`);
+      throw new ConfigError('X402_NETWORKS', `unknown network '${item}' (supported: base or ${BASE_MAINNET}, solana or ${SOLANA_MAINNET})`);
     }
     if (!out.includes(network)) out.push(network);
   }
-  if (out.length === 0) throw bad('X402_NETWORKS', 'must list at least one network');
+  if (out.length === 0) throw new ConfigError('X402_NETWORKS', 'must list at least one network');
   return out;
 }
 
@@ -131,17 +112,17 @@ const ROUTES_TOKEN_RE = /^[\x21-\x7e]{32,512}$/;
 
 /** X402_FACILITATOR_ROUTES=true serves the built-in facilitator over HTTP, only with a token. */
 function parseRoutesToken(env: Record<string, string | undefined>): string | null {
-  const on = parseBool('X402_FACILITATOR_ROUTES', env.X402_FACILITATOR_ROUTES);
+  const on = boolSetting('X402_FACILITATOR_ROUTES', env.X402_FACILITATOR_ROUTES);
   const token = (env.X402_FACILITATOR_ROUTES_TOKEN ?? '').trim();
   if (!on) return null;
-  if (token === '') throw bad('X402_FACILITATOR_ROUTES_TOKEN', 'is required with X402_FACILITATOR_ROUTES=true (the routes make the settlement key pay gas)');
-  if (!ROUTES_TOKEN_RE.test(token)) throw bad('X402_FACILITATOR_ROUTES_TOKEN', 'must be 32 to 512 printable characters without spaces (e.g. openssl rand -hex 32)');
+  if (token === '') throw new ConfigError('X402_FACILITATOR_ROUTES_TOKEN', 'is required with X402_FACILITATOR_ROUTES=true (the routes make the settlement key pay gas)');
+  if (!ROUTES_TOKEN_RE.test(token)) throw new ConfigError('X402_FACILITATOR_ROUTES_TOKEN', 'must be 32 to 512 printable characters without spaces (e.g. openssl rand -hex 32)');
   return token;
 }
 
 function parseFacilitator(env: Record<string, string | undefined>): FacilitatorConfig {
   const raw = (env.X402_FACILITATOR_URL ?? '').trim();
-  if (raw === '') throw bad('X402_FACILITATOR_URL', "is required when payments are on: a facilitator URL or 'local'");
+  if (raw === '') throw new ConfigError('X402_FACILITATOR_URL', "is required when payments are on: a facilitator URL or 'local'");
   if (raw.toLowerCase() === 'local') {
     const rpc = (env.X402_LOCAL_EVM_RPC_URL ?? '').trim();
     const key = (env.X402_LOCAL_EVM_PRIVATE_KEY ?? '').trim();
@@ -150,13 +131,13 @@ function parseFacilitator(env: Record<string, string | undefined>): FacilitatorC
       try {
         u = new URL(rpc);
       } catch {
-        throw bad('X402_LOCAL_EVM_RPC_URL', `must be an http(s) URL, got '${rpc}'`);
+        throw new ConfigError('X402_LOCAL_EVM_RPC_URL', `must be an http(s) URL, got '${rpc}'`);
       }
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw bad('X402_LOCAL_EVM_RPC_URL', `must be an http(s) URL, got '${rpc}'`);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError('X402_LOCAL_EVM_RPC_URL', `must be an http(s) URL, got '${rpc}'`);
     }
-    if (key !== '' && !PRIVATE_KEY_RE.test(key)) throw bad('X402_LOCAL_EVM_PRIVATE_KEY', 'must be 0x followed by 64 hex digits');
+    if (key !== '' && !PRIVATE_KEY_RE.test(key)) throw new ConfigError('X402_LOCAL_EVM_PRIVATE_KEY', 'must be 0x followed by 64 hex digits');
     if ((rpc === '') !== (key === '')) {
-      throw bad(rpc === '' ? 'X402_LOCAL_EVM_RPC_URL' : 'X402_LOCAL_EVM_PRIVATE_KEY', 'the local facilitator needs both X402_LOCAL_EVM_RPC_URL and X402_LOCAL_EVM_PRIVATE_KEY');
+      throw new ConfigError(rpc === '' ? 'X402_LOCAL_EVM_RPC_URL' : 'X402_LOCAL_EVM_PRIVATE_KEY', 'the local facilitator needs both X402_LOCAL_EVM_RPC_URL and X402_LOCAL_EVM_PRIVATE_KEY');
     }
     return { mode: 'local', evmRpcUrl: rpc || null, evmPrivateKey: (key || null) as `0x${string}` | null, routesToken: parseRoutesToken(env) };
   }
@@ -164,28 +145,28 @@ function parseFacilitator(env: Record<string, string | undefined>): FacilitatorC
   try {
     url = new URL(raw);
   } catch {
-    throw bad('X402_FACILITATOR_URL', `must be an http(s) URL or 'local', got '${raw}'`);
+    throw new ConfigError('X402_FACILITATOR_URL', `must be an http(s) URL or 'local', got '${raw}'`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw bad('X402_FACILITATOR_URL', `must be an http(s) URL or 'local', got '${raw}'`);
-  if (url.search || url.hash) throw bad('X402_FACILITATOR_URL', 'must not carry a query or fragment');
-  const timeoutMs = parseInteger('X402_FACILITATOR_TIMEOUT_MS', env.X402_FACILITATOR_TIMEOUT_MS, 30_000, 100, 600_000);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigError('X402_FACILITATOR_URL', `must be an http(s) URL or 'local', got '${raw}'`);
+  if (url.search || url.hash) throw new ConfigError('X402_FACILITATOR_URL', 'must not carry a query or fragment');
+  const timeoutMs = intSetting('X402_FACILITATOR_TIMEOUT_MS', env.X402_FACILITATOR_TIMEOUT_MS, 30_000, 100, 600_000);
   const authorization = (env.X402_FACILITATOR_AUTHORIZATION ?? '').trim();
-  if (/[\r\n]/.test(authorization)) throw bad('X402_FACILITATOR_AUTHORIZATION', 'must be a single header value');
+  if (/[\r\n]/.test(authorization)) throw new ConfigError('X402_FACILITATOR_AUTHORIZATION', 'must be a single header value');
   return { mode: 'remote', url: raw.replace(/\/+$/, ''), timeoutMs, authorization: authorization || null };
 }
 
-/** Parse payment settings from an env-like map. Throws an Error naming the bad variable. */
+/** Parse payment settings from an env-like map. Throws a ConfigError naming the bad variable. */
 export function parsePaymentConfig(env: Record<string, string | undefined>): PaymentConfig {
-  const enabled = parseBool('X402_ENABLED', env.X402_ENABLED);
+  const enabled = boolSetting('X402_ENABLED', env.X402_ENABLED);
   const prices: Record<PaidRoute, string> = {
     verify: parsePrice('X402_PRICE_VERIFY', env.X402_PRICE_VERIFY, DEFAULT_PRICES.verify),
     score: parsePrice('X402_PRICE_SCORE', env.X402_PRICE_SCORE, DEFAULT_PRICES.score),
   };
-  const maxTimeoutSeconds = parseInteger('X402_MAX_TIMEOUT_SECONDS', env.X402_MAX_TIMEOUT_SECONDS, 300, 10, 3600);
-  const freeMaxBodyBytes = parseInteger('X402_FREE_MAX_BODY_BYTES', env.X402_FREE_MAX_BODY_BYTES, 64 * 1024, 0, 100 * 1024 * 1024);
-  const minValiditySeconds = parseInteger('X402_MIN_VALIDITY_SECONDS', env.X402_MIN_VALIDITY_SECONDS, 60, 10, 3600);
+  const maxTimeoutSeconds = intSetting('X402_MAX_TIMEOUT_SECONDS', env.X402_MAX_TIMEOUT_SECONDS, 300, 10, 3600);
+  const freeMaxBodyBytes = intSetting('X402_FREE_MAX_BODY_BYTES', env.X402_FREE_MAX_BODY_BYTES, 64 * 1024, 0, 100 * 1024 * 1024);
+  const minValiditySeconds = intSetting('X402_MIN_VALIDITY_SECONDS', env.X402_MIN_VALIDITY_SECONDS, 60, 10, 3600);
   if (minValiditySeconds >= maxTimeoutSeconds) {
-    throw bad('X402_MIN_VALIDITY_SECONDS', `must be less than X402_MAX_TIMEOUT_SECONDS (${maxTimeoutSeconds}), got ${minValiditySeconds}`);
+    throw new ConfigError('X402_MIN_VALIDITY_SECONDS', `must be less than X402_MAX_TIMEOUT_SECONDS (${maxTimeoutSeconds}), got ${minValiditySeconds}`);
   }
   if (!enabled) {
     return {
@@ -203,24 +184,24 @@ export function parsePaymentConfig(env: Record<string, string | undefined>): Pay
   const networks: PaymentNetworkConfig[] = parseNetworks(env.X402_NETWORKS).map((network) => {
     if (network.startsWith('eip155:')) {
       const payTo = (env.X402_PAY_TO_EVM ?? '').trim();
-      if (payTo === '') throw bad('X402_PAY_TO_EVM', `is required for ${network}`);
-      if (!EVM_ADDRESS_RE.test(payTo)) throw bad('X402_PAY_TO_EVM', 'must be a 0x-prefixed 20-byte hex address');
-      if (/^0x0{40}$/.test(payTo)) throw bad('X402_PAY_TO_EVM', 'must not be the zero address');
+      if (payTo === '') throw new ConfigError('X402_PAY_TO_EVM', `is required for ${network}`);
+      if (!EVM_ADDRESS_RE.test(payTo)) throw new ConfigError('X402_PAY_TO_EVM', 'must be a 0x-prefixed 20-byte hex address');
+      if (/^0x0{40}$/.test(payTo)) throw new ConfigError('X402_PAY_TO_EVM', 'must not be the zero address');
       return { network, family: 'evm', payTo, asset: DEFAULT_ASSETS[network] } satisfies PaymentNetworkConfig;
     }
     const payTo = (env.X402_PAY_TO_SOLANA ?? '').trim();
-    if (payTo === '') throw bad('X402_PAY_TO_SOLANA', `is required for ${network}`);
-    if (!SOLANA_ADDRESS_RE.test(payTo)) throw bad('X402_PAY_TO_SOLANA', 'must be a base58 Solana address');
+    if (payTo === '') throw new ConfigError('X402_PAY_TO_SOLANA', `is required for ${network}`);
+    if (!SOLANA_ADDRESS_RE.test(payTo)) throw new ConfigError('X402_PAY_TO_SOLANA', 'must be a base58 Solana address');
     if (facilitator.mode === 'local') {
-      throw bad('X402_NETWORKS', `${network} needs a remote facilitator (X402_FACILITATOR_URL); the built-in facilitator settles EVM only`);
+      throw new ConfigError('X402_NETWORKS', `${network} needs a remote facilitator (X402_FACILITATOR_URL); the built-in facilitator settles EVM only`);
     }
     return { network, family: 'svm', payTo, asset: DEFAULT_ASSETS[network] } satisfies PaymentNetworkConfig;
   });
   if (facilitator.mode === 'local' && facilitator.evmRpcUrl === null) {
-    throw bad('X402_LOCAL_EVM_RPC_URL', 'is required with X402_FACILITATOR_URL=local (the chain the built-in facilitator settles on)');
+    throw new ConfigError('X402_LOCAL_EVM_RPC_URL', 'is required with X402_FACILITATOR_URL=local (the chain the built-in facilitator settles on)');
   }
-  if (facilitator.mode === 'remote' && parseBool('X402_FACILITATOR_ROUTES', env.X402_FACILITATOR_ROUTES)) {
-    throw bad('X402_FACILITATOR_ROUTES', 'serves the built-in facilitator; it needs X402_FACILITATOR_URL=local');
+  if (facilitator.mode === 'remote' && boolSetting('X402_FACILITATOR_ROUTES', env.X402_FACILITATOR_ROUTES)) {
+    throw new ConfigError('X402_FACILITATOR_ROUTES', 'serves the built-in facilitator; it needs X402_FACILITATOR_URL=local');
   }
   return { enabled, facilitator, networks, prices, maxTimeoutSeconds, minValiditySeconds, freeMaxBodyBytes };
 }
