@@ -128,6 +128,45 @@ export function defineStoreContract(name: string, harness: StoreHarness): void {
         expect((await store.peekAllowance(key, day, 2)).used).toBe(0);
       });
 
+      it('takeAllowance takes N units in one go, or none when fewer than N remain', async () => {
+        const key = uniq('ip');
+        expect(await store.takeAllowance(key, day, 10, 4)).toEqual({ allowed: true, limit: 10, used: 4, remaining: 6 });
+        expect(await store.takeAllowance(key, day, 10, 6)).toEqual({ allowed: true, limit: 10, used: 10, remaining: 0 });
+        expect(await store.takeAllowance(key, day, 10, 1)).toEqual({ allowed: false, limit: 10, used: 10, remaining: 0 });
+        await store.refundAllowanceUnits(key, day, 3);
+        // 3 left: a batch of 4 is refused whole and takes nothing; 3 fit exactly.
+        expect(await store.takeAllowance(key, day, 10, 4)).toEqual({ allowed: false, limit: 10, used: 7, remaining: 3 });
+        expect(await store.peekAllowance(key, day, 10)).toEqual({ allowed: true, limit: 10, used: 7, remaining: 3 });
+        expect(await store.takeAllowance(key, day, 10, 3)).toEqual({ allowed: true, limit: 10, used: 10, remaining: 0 });
+        // More units than the limit: refused, nothing recorded, also for a client without a row.
+        const fresh = uniq('ip');
+        expect(await store.takeAllowance(fresh, day, 5, 6)).toEqual({ allowed: false, limit: 5, used: 0, remaining: 5 });
+        expect((await store.peekAllowance(fresh, day, 5)).used).toBe(0);
+        // The single-unit path shares the counter.
+        expect(await store.consumeAllowance(fresh, day, 5)).toEqual({ allowed: true, limit: 5, used: 1, remaining: 4 });
+        expect(await store.takeAllowance(fresh, day, 5, 4)).toEqual({ allowed: true, limit: 5, used: 5, remaining: 0 });
+        await expect(store.takeAllowance(fresh, day, 5, 0)).rejects.toThrow(TypeError);
+      });
+
+      it('takeAllowance under concurrency: 40 batches of 7 against a limit of 100 take exactly 14 batches (98 units), never a part', async () => {
+        const key = uniq('ip');
+        const states = await Promise.all(Array.from({ length: 40 }, () => store.takeAllowance(key, day, 100, 7)));
+        const granted = states.filter((s) => s.allowed);
+        expect(granted).toHaveLength(14);
+        expect(granted.map((s) => s.used).sort((a, b) => a - b)).toEqual(Array.from({ length: 14 }, (_, i) => (i + 1) * 7));
+        expect((await store.peekAllowance(key, day, 100)).used).toBe(98);
+      });
+
+      it('refundAllowanceUnits gives N back and never goes below zero', async () => {
+        const key = uniq('ip');
+        await store.takeAllowance(key, day, 10, 5);
+        await store.refundAllowanceUnits(key, day, 2);
+        expect((await store.peekAllowance(key, day, 10)).used).toBe(3);
+        await store.refundAllowanceUnits(key, day, 50);
+        expect((await store.peekAllowance(key, day, 10)).used).toBe(0);
+        await store.refundAllowanceUnits(uniq('ip'), day, 3);
+      });
+
       it('a limit of 0 grants nothing and records nothing', async () => {
         const key = uniq('ip');
         expect(await store.consumeAllowance(key, day, 0)).toEqual({ allowed: false, limit: 0, used: 0, remaining: 0 });
@@ -180,6 +219,39 @@ export function defineStoreContract(name: string, harness: StoreHarness): void {
         await store.saveReceipt(rec);
         await expect(store.saveReceipt({ ...rec, receipt: '{"other":true}' })).rejects.toThrow();
         expect(await store.getReceipt(rec.verificationId)).toBe(rec.receipt);
+      });
+    });
+
+    describe('receipts in one transaction (saveReceipts)', () => {
+      it('stores every receipt byte-identical and queues each for the transparency log', async () => {
+        const agent = uniq('batch-agent');
+        const recs = Array.from({ length: 25 }, (_, i) => receipt(agent, `2026-03-01T10:00:${String(i).padStart(2, '0')}Z`, i % 4 === 0 ? 'fail' : 'pass', { receipt: `{"i":${i},"t":"ü"}` }));
+        await store.saveReceipts(recs);
+        for (const r of recs) expect(await store.getReceipt(r.verificationId)).toBe(r.receipt);
+        expect((await store.reputation(agent, { limit: 100 })).verifications).toBe(25);
+        const queued = new Set((await store.logPending(100_000)).map((p) => p.verificationId));
+        for (const r of recs) expect(queued.has(r.verificationId)).toBe(true);
+      });
+
+      it('all or nothing: one bad receipt (a duplicate id) leaves none of the batch stored or queued', async () => {
+        const agent = uniq('batch-agent');
+        const existing = receipt(agent, '2026-03-01T10:00:00Z', 'pass');
+        await store.saveReceipt(existing);
+        const recs = [receipt(agent, '2026-03-01T10:00:01Z', 'pass'), receipt(agent, '2026-03-01T10:00:02Z', 'fail'), { ...existing, receipt: '{"other":1}' }, receipt(agent, '2026-03-01T10:00:03Z', 'pass')];
+        await expect(store.saveReceipts(recs)).rejects.toThrow();
+        for (const r of [recs[0]!, recs[1]!, recs[3]!]) expect(await store.getReceipt(r.verificationId)).toBeNull();
+        expect(await store.getReceipt(existing.verificationId)).toBe(existing.receipt);
+        expect((await store.reputation(agent, { limit: 100 })).verifications).toBe(1);
+        const queued = new Set((await store.logPending(100_000)).map((p) => p.verificationId));
+        for (const r of [recs[0]!, recs[1]!, recs[3]!]) expect(queued.has(r.verificationId)).toBe(false);
+        // Stored concurrently with single saves, a batch still commits whole.
+        const again = [recs[0]!, recs[1]!, recs[3]!];
+        await Promise.all([store.saveReceipts(again), store.saveReceipt(receipt(agent, '2026-03-01T10:00:04Z', 'pass'))]);
+        expect((await store.reputation(agent, { limit: 100 })).verifications).toBe(5);
+      });
+
+      it('an empty list stores nothing and succeeds', async () => {
+        await store.saveReceipts([]);
       });
     });
 
@@ -383,6 +455,22 @@ export function defineStoreContract(name: string, harness: StoreHarness): void {
         expect(await store.getReceipt(rec.verificationId)).toBe('{"x":"ü🚀"}');
         expect((await store.reputation(agent, { limit: 10 })).verifications).toBe(1);
         expect(await store.pendingSettlementFor(rec.verificationId)).toBeNull();
+      });
+
+      it('a pending batch keeps every receipt in order, found by the first id, and publishes in one transaction', async () => {
+        const agent = uniq('pending-batch');
+        const recs = Array.from({ length: 3 }, (_, i) => receipt(agent, `2026-03-01T10:00:0${i}Z`, 'pass'));
+        const k = key();
+        await store.savePendingSettlement({ key: k, route: 'verify', record: recs[0]!, batch: recs, payment: '{}', transaction: null, createdAt: '2026-03-01T10:00:00.000Z', state: 'pending' });
+        for (const r of recs) expect(await store.getReceipt(r.verificationId)).toBeNull();
+        const got = await store.pendingSettlement(k);
+        expect(got).toMatchObject({ record: recs[0], batch: recs });
+        expect((await store.pendingSettlementFor(recs[0]!.verificationId))?.batch).toEqual(recs);
+        await store.saveReceipts(got!.batch!);
+        await store.deletePendingSettlement(k);
+        expect((await store.reputation(agent, { limit: 10 })).verifications).toBe(3);
+        // A batch must start with its record.
+        await expect(store.savePendingSettlement({ key: key(), route: 'verify', record: recs[1]!, batch: recs, payment: '{}', transaction: null, createdAt: '2026-03-01T10:00:00.000Z', state: 'pending' })).rejects.toThrow(TypeError);
       });
 
       it('a settled one is kept for the retry but is no longer reconciled', async () => {

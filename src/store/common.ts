@@ -24,6 +24,11 @@ export function assertPaymentKey(key: PaymentKey): void {
   }
 }
 
+/** Units of one allowance take (a batch's item count): a positive integer. */
+export function assertUnits(units: number): void {
+  if (!Number.isSafeInteger(units) || units < 1) throw new TypeError(`allowance units must be a positive integer, got ${units}`);
+}
+
 export function allowanceState(allowed: boolean, limit: number, used: number): AllowanceState {
   return { allowed, limit, used, remaining: Math.max(0, limit - used) };
 }
@@ -177,9 +182,15 @@ export const PENDING_COLUMNS = 'network, payer, nonce, route, verification_id, r
 export function pendingValues(p: PendingSettlement): unknown[] {
   assertPaymentKey(p.key);
   if (p.record) assertReceipt(p.record);
+  if (p.batch) {
+    if (p.batch.length === 0 || p.batch[0]?.verificationId !== p.record?.verificationId) throw new TypeError('a pending batch must start with its record');
+    for (const r of p.batch) assertReceipt(r);
+  }
   if (typeof p.payment !== 'string') throw new TypeError('payment must be a string');
   if (p.state !== 'pending' && p.state !== 'settled') throw new TypeError('state must be pending or settled');
-  return [p.key.network, p.key.payer, p.key.nonce, p.route, p.record?.verificationId ?? null, p.record ? JSON.stringify(p.record) : null, p.payment, p.transaction, p.createdAt, p.state];
+  // A batch keeps every receipt in the record column as a JSON array; verification_id names the first.
+  const record = p.batch ? JSON.stringify(p.batch) : p.record ? JSON.stringify(p.record) : null;
+  return [p.key.network, p.key.payer, p.key.nonce, p.route, p.record?.verificationId ?? null, record, p.payment, p.transaction, p.createdAt, p.state];
 }
 
 export interface PendingRow {
@@ -195,10 +206,13 @@ export interface PendingRow {
 }
 
 export function toPending(r: PendingRow): PendingSettlement {
+  const stored = r.record === null ? null : (JSON.parse(r.record) as ReceiptRecord | ReceiptRecord[]);
+  const batch = Array.isArray(stored) ? stored : undefined;
   return {
     key: { network: r.network, payer: r.payer, nonce: r.nonce },
     route: r.route,
-    record: r.record === null ? null : (JSON.parse(r.record) as ReceiptRecord),
+    record: Array.isArray(stored) ? (stored[0] ?? null) : stored,
+    ...(batch ? { batch } : {}),
     payment: r.payment,
     transaction: r.transaction_hash,
     createdAt: r.created_at,

@@ -20,6 +20,10 @@ function fakeStore(state: { down: boolean; refunds: number }): Store {
       if (state.down) throw refused();
       state.refunds++;
     },
+    async refundAllowanceUnits(_key: string, _day: string, units: number) {
+      if (state.down) throw refused();
+      state.refunds += units;
+    },
     async getReceipt() {
       throw new TypeError('a bug');
     },
@@ -54,6 +58,18 @@ describe('guardStore', () => {
     for (let i = 0; i < 50 && g.queuedRefunds() > 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(g.queuedRefunds()).toBe(0);
     expect(state.refunds).toBe(1);
+    await g.close?.();
+  });
+
+  it('a refund of a batch (N units) during an outage is kept whole and made once the database is back', async () => {
+    const state = { down: true, refunds: 0 };
+    const g = guardStore(fakeStore(state), { refundRetryMs: 20 });
+    await g.refundAllowanceUnits('c', '2026-01-01', 7);
+    expect(g.queuedRefunds()).toBe(1);
+    state.down = false;
+    for (let i = 0; i < 50 && g.queuedRefunds() > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(g.queuedRefunds()).toBe(0);
+    expect(state.refunds).toBe(7);
     await g.close?.();
   });
 });

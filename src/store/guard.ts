@@ -27,7 +27,7 @@ export interface GuardedStore {
 }
 
 /** Methods whose success proves the store commits again. */
-const WRITES = new Set(['saveReceipt', 'consumeAllowance', 'refundAllowance', 'reservePayment', 'recordPaymentEvent']);
+const WRITES = new Set(['saveReceipt', 'saveReceipts', 'consumeAllowance', 'takeAllowance', 'refundAllowance', 'refundAllowanceUnits', 'reservePayment', 'recordPaymentEvent']);
 /** Left alone: lifecycle and the guard's own readiness probe. */
 const UNGUARDED = new Set(['close', 'health', 'check', 'then']);
 
@@ -35,7 +35,8 @@ export function guardStore<S extends Store>(inner: S, options: StoreGuardOptions
   let lastFault: { at: number; reason: string } | null = null;
   let lastWriteOk = 0;
   let seq = 0;
-  const refunds: Array<[string, string]> = [];
+  /** [clientKey, day, units]: one unit from refundAllowance, `units` from refundAllowanceUnits. */
+  const refunds: Array<[string, string, number]> = [];
   const maxRefunds = options.maxQueuedRefunds ?? 100_000;
   let retryTimer: NodeJS.Timeout | null = null;
   let closed = false;
@@ -61,9 +62,10 @@ export function guardStore<S extends Store>(inner: S, options: StoreGuardOptions
   async function drainRefunds(): Promise<void> {
     retryTimer = null;
     while (refunds.length > 0 && !closed) {
-      const [clientKey, day] = refunds[0]!;
+      const [clientKey, day, units] = refunds[0]!;
       try {
-        await inner.refundAllowance(clientKey, day);
+        if (units === 1) await inner.refundAllowance(clientKey, day);
+        else await inner.refundAllowanceUnits(clientKey, day, units);
       } catch (err) {
         if (storeFaultReason(err) !== null) break;
         // Not a fault (a bug or a closed store): retrying cannot help.
@@ -124,10 +126,10 @@ export function guardStore<S extends Store>(inner: S, options: StoreGuardOptions
             return v;
           },
           (err: unknown) => {
-            if (prop === 'refundAllowance' && storeFaultReason(err) !== null && !isApiError(err)) {
+            if ((prop === 'refundAllowance' || prop === 'refundAllowanceUnits') && storeFaultReason(err) !== null && !isApiError(err)) {
               // Given back once the database is back: the caller's error is never charged.
               if (refunds.length >= maxRefunds) refunds.shift();
-              refunds.push([args[0] as string, args[1] as string]);
+              refunds.push([args[0] as string, args[1] as string, prop === 'refundAllowance' ? 1 : (args[2] as number)]);
               scheduleRefunds();
               lastFault = { at: ++seq, reason: storeFaultReason(err)! };
               return undefined;

@@ -12,6 +12,7 @@ import {
   assertLimit,
   assertPageLimit,
   assertPaymentKey,
+  assertUnits,
   decodeCursor,
   HISTORY_COLUMNS,
   PENDING_COLUMNS,
@@ -161,6 +162,41 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     async refundAllowance(clientKey: string, day: string): Promise<void> {
       assertDay(day);
       await pool.query(`UPDATE ${q}.allowance SET used = used - 1 WHERE client_key = $1 AND day = $2 AND used > 0`, [clientKey, day]);
+    },
+
+    async takeAllowance(clientKey: string, day: string, limit: number, units: number): Promise<AllowanceState> {
+      assertDay(day);
+      assertLimit(limit);
+      assertUnits(units);
+      // More units than the limit can never be granted (this also keeps the INSERT branch within the limit).
+      if (units > limit) return { ...(await store.peekAllowance(clientKey, day, limit)), allowed: false };
+      // One statement, like consumeAllowance: the row is locked and the sum re-checked on its latest version.
+      const r = await pool.query<{ used: number }>(
+        `INSERT INTO ${q}.allowance AS a (client_key, day, used) VALUES ($1, $2, $3)
+         ON CONFLICT (client_key, day) DO UPDATE SET used = a.used + EXCLUDED.used WHERE a.used + EXCLUDED.used <= $4
+         RETURNING used`,
+        [clientKey, day, units, limit],
+      );
+      if (r.rows.length === 1) return allowanceState(true, limit, r.rows[0].used);
+      return allowanceState(false, limit, await readUsed(clientKey, day));
+    },
+
+    async refundAllowanceUnits(clientKey: string, day: string, units: number): Promise<void> {
+      assertDay(day);
+      assertUnits(units);
+      await pool.query(`UPDATE ${q}.allowance SET used = greatest(used - $3, 0) WHERE client_key = $1 AND day = $2`, [clientKey, day, units]);
+    },
+
+    async saveReceipts(records: readonly ReceiptRecord[]): Promise<void> {
+      if (records.length === 0) return;
+      const rows = records.map(receiptValues);
+      const width = rows[0]!.length;
+      const tuples = rows.map((_, i) => `(${Array.from({ length: width }, (_, j) => `$${i * width + j + 1}`).join(', ')})`);
+      await withTransaction(pool, async (c) => {
+        await c.query('SET LOCAL synchronous_commit = on');
+        // One statement for the whole batch: every receipt (and, by the trigger, its log queue entry) or none.
+        await c.query(`INSERT INTO ${q}.receipts (${RECEIPT_COLUMNS}) VALUES ${tuples.join(', ')}`, rows.flat());
+      });
     },
 
     async pruneAllowance(beforeDay: string): Promise<number> {

@@ -11,7 +11,7 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { allowanceState, assertDay, assertLimit, receiptValues } from './common.js';
+import { allowanceState, assertDay, assertLimit, assertUnits, receiptValues } from './common.js';
 import { createSqliteStore } from './sqlite.js';
 import { SQLITE_WRITE_SQL } from './sqlite-sql.js';
 import type { SqliteStore, SqliteStoreOptions } from './sqlite.js';
@@ -51,6 +51,10 @@ const consume = db.prepare(workerData.sql.consume);
 const peek = db.prepare(workerData.sql.peek);
 const refund = db.prepare(workerData.sql.refund);
 const insert = db.prepare(workerData.sql.insertReceipt);
+const take = db.prepare(workerData.sql.take);
+const refundUnits = db.prepare(workerData.sql.refundUnits);
+// Nested in the group's transaction this is a savepoint: a batch's receipts are committed together or not at all.
+const saveMany = db.transaction((rows) => { for (const r of rows) insert.run(...r); });
 function run(op) {
   if (op.op === 'consume') {
     const row = consume.get(op.clientKey, op.day, op.limit);
@@ -58,8 +62,16 @@ function run(op) {
     const p = peek.get(op.clientKey, op.day);
     return { allowed: false, used: p ? p.used : 0 };
   }
+  if (op.op === 'take') {
+    const row = take.get(op.clientKey, op.day, op.units, op.limit);
+    if (row) return { allowed: true, used: row.used };
+    const p = peek.get(op.clientKey, op.day);
+    return { allowed: false, used: p ? p.used : 0 };
+  }
   if (op.op === 'refund') { refund.run(op.clientKey, op.day); return null; }
+  if (op.op === 'refundUnits') { refundUnits.run(op.units, op.clientKey, op.day); return null; }
   if (op.op === 'save') { insert.run(...op.args); return null; }
+  if (op.op === 'saveMany') { saveMany(op.rows); return null; }
   throw new Error('unknown operation ' + op.op);
 }
 const failed = (id, e) => ({ id, ok: false, message: String(e && e.message || e), code: e && e.code });
@@ -105,7 +117,7 @@ function flush() {
       for (const op of ops) {
         try {
           const value = run(op);
-          if (op.op === 'save' && syncWal) saved.push(op.id);
+          if ((op.op === 'save' || op.op === 'saveMany') && syncWal) saved.push(op.id);
           else out.push({ id: op.id, ok: true, value });
         } catch (e) { out.push(failed(op.id, e)); }
       }
@@ -259,6 +271,30 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
       base.assertFile();
       await call({ op: 'save', args: receiptValues(record) });
       // Committed into a file that is still the database: otherwise the receipt is not acknowledged.
+      base.assertFile();
+    },
+
+    async takeAllowance(clientKey: string, day: string, limit: number, units: number): Promise<AllowanceState> {
+      assertDay(day);
+      assertLimit(limit);
+      assertUnits(units);
+      if (units > limit) return base.peekAllowance(clientKey, day, limit).then((st) => ({ ...st, allowed: false }));
+      base.assertFile();
+      const r = await call<{ allowed: boolean; used: number }>({ op: 'take', clientKey, day, limit, units });
+      return allowanceState(r.allowed, limit, r.used);
+    },
+
+    async refundAllowanceUnits(clientKey: string, day: string, units: number): Promise<void> {
+      assertDay(day);
+      assertUnits(units);
+      await call({ op: 'refundUnits', clientKey, day, units });
+    },
+
+    async saveReceipts(records: readonly ReceiptRecord[]): Promise<void> {
+      if (records.length === 0) return;
+      const rows = records.map(receiptValues);
+      base.assertFile();
+      await call({ op: 'saveMany', rows });
       base.assertFile();
     },
 

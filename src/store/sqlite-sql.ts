@@ -11,6 +11,12 @@ export const SQLITE_WRITE_SQL = {
   consume: `INSERT INTO allowance (client_key, day, used) VALUES (?, ?, 1)
        ON CONFLICT (client_key, day) DO UPDATE SET used = used + 1 WHERE used < ?
        RETURNING used`,
+  /** N units at once, all or none, in one statement. Params: client_key, day, units, limit (units <= limit checked before). */
+  take: `INSERT INTO allowance (client_key, day, used) VALUES (?, ?, ?)
+       ON CONFLICT (client_key, day) DO UPDATE SET used = used + excluded.used WHERE used + excluded.used <= ?
+       RETURNING used`,
+  /** Params: units, client_key, day. Never below zero. */
+  refundUnits: 'UPDATE allowance SET used = max(used - ?, 0) WHERE client_key = ? AND day = ?',
   /** Params: client_key, day. */
   peek: 'SELECT used FROM allowance WHERE client_key = ? AND day = ?',
   /** Params: client_key, day. */

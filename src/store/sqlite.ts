@@ -16,6 +16,7 @@ import {
   assertLimit,
   assertPageLimit,
   assertPaymentKey,
+  assertUnits,
   decodeCursor,
   HISTORY_COLUMNS,
   PENDING_COLUMNS,
@@ -197,6 +198,26 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       await write(() => s.refund.run(clientKey, day));
     },
 
+    async takeAllowance(clientKey: string, day: string, limit: number, units: number): Promise<AllowanceState> {
+      assertDay(day);
+      assertLimit(limit);
+      assertUnits(units);
+      // More units than the limit can never be granted (this also keeps the INSERT branch within the limit).
+      if (units > limit) return store.peekAllowance(clientKey, day, limit).then((st) => ({ ...st, allowed: false }));
+      // One statement, like consumeAllowance: all units or none, under the same write lock.
+      return write(() => {
+        const row = s.take.get(clientKey, day, units, limit) as { used: number } | undefined;
+        if (row) return allowanceState(true, limit, row.used);
+        return allowanceState(false, limit, readUsed(clientKey, day));
+      });
+    },
+
+    async refundAllowanceUnits(clientKey: string, day: string, units: number): Promise<void> {
+      assertDay(day);
+      assertUnits(units);
+      await write(() => s.refundUnits.run(units, clientKey, day));
+    },
+
     async pruneAllowance(beforeDay: string): Promise<number> {
       assertDay(beforeDay);
       return s.pruneAllowance.run(beforeDay).changes;
@@ -208,6 +229,15 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       // Autocommit (or the group's commit): resolves after the commit (and, with FULL, the fsync).
       await write(() => s.insertReceipt.run(...values));
       // Committed into a file that is still the database: otherwise the receipt is not acknowledged.
+      assertFile();
+    },
+
+    async saveReceipts(records: readonly ReceiptRecord[]): Promise<void> {
+      if (records.length === 0) return;
+      const rows = records.map(receiptValues);
+      assertFile();
+      // One transaction (a savepoint inside a group commit): every receipt is committed, or none.
+      await write(() => saveMany(rows));
       assertFile();
     },
 
@@ -359,6 +389,10 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
   };
 
+  const saveMany = db.transaction((rows: unknown[][]) => {
+    for (const r of rows) s.insertReceipt.run(...r);
+  });
+
   function readUsed(clientKey: string, day: string): number {
     const row = s.peek.get(clientKey, day) as { used: number } | undefined;
     return row ? row.used : 0;
@@ -377,6 +411,8 @@ function prepareStatements(db: SqliteDatabase) {
     peek: db.prepare(SQLITE_WRITE_SQL.peek),
     refund: db.prepare(SQLITE_WRITE_SQL.refund),
     insertReceipt: db.prepare(SQLITE_WRITE_SQL.insertReceipt),
+    take: db.prepare(SQLITE_WRITE_SQL.take),
+    refundUnits: db.prepare(SQLITE_WRITE_SQL.refundUnits),
     getReceipt: db.prepare('SELECT receipt FROM receipts WHERE verification_id = ?'),
     counts: db.prepare(`SELECT count(*) AS verifications, sum(result = 'pass') AS passes FROM receipts WHERE agent_id = ?`),
     firstSeen: db.prepare('SELECT verified_at FROM receipts WHERE agent_id = ? ORDER BY verified_ms ASC, verification_id ASC LIMIT 1'),

@@ -90,8 +90,13 @@ export type PaymentEventKind =
 export interface PendingSettlement {
   key: PaymentKey;
   route: string;
-  /** The receipt paid for (verify route); null for calls that store nothing (score). */
+  /** The receipt paid for (verify route; the first one of a batch); null for calls that store nothing (score). */
   record: ReceiptRecord | null;
+  /**
+   * A paid batch: every receipt the one payment bought, in order (`record` is the first).
+   * Published together in one transaction, or voided together.
+   */
+  batch?: ReceiptRecord[];
   /** JSON of `{payload, requirements}` as sent to the facilitator, to settle again or check on reconciliation. */
   payment: string;
   /** Settlement transaction hash once one is known. */
@@ -145,11 +150,24 @@ export interface Store extends TransparencyLogStore {
   peekAllowance(clientKey: string, day: string, limit: number): Promise<AllowanceState>;
   /** Give one unit back (the work failed after the unit was taken). Never below zero. */
   refundAllowance(clientKey: string, day: string): Promise<void>;
+  /**
+   * Atomically take `units` units of `clientKey`'s allowance for `day`, all or none, in one
+   * statement (a batch of `units` verifications): granted only when `used + units <= limit`,
+   * otherwise nothing is taken and `allowed` is false with the current count.
+   */
+  takeAllowance(clientKey: string, day: string, limit: number, units: number): Promise<AllowanceState>;
+  /** Give `units` units back in one statement (a batch failed after they were taken). Never below zero. */
+  refundAllowanceUnits(clientKey: string, day: string, units: number): Promise<void>;
   /** Delete allowance rows of days before `beforeDay` (YYYY-MM-DD); returns how many. */
   pruneAllowance(beforeDay: string): Promise<number>;
 
   /** Durably store a receipt; resolves only once it is committed. */
   saveReceipt(record: ReceiptRecord): Promise<void>;
+  /**
+   * Durably store several receipts in one transaction: all are committed (and queued for the
+   * transparency log, as single receipts are) or none is. Resolves only once committed.
+   */
+  saveReceipts(records: readonly ReceiptRecord[]): Promise<void>;
   /** The exact stored receipt text, or null. */
   getReceipt(verificationId: string): Promise<string | null>;
 
