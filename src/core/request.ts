@@ -188,6 +188,12 @@ function codePoints(s: string): number {
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /**
+ * The same character rule as a JSON Schema `pattern` (ECMA-262 source), for the
+ * published request schemas (src/service/wire-schemas.ts): no C0 control and no DEL.
+ */
+export const ID_PATTERN = '^[^\\u0000-\\u001f\\u007f]*$';
+
+/**
  * The one rule for task_id and agent_id, wherever an id arrives (request body, URL
  * path, tool arguments): a string of 1 to 200 code points without control characters
  * (U+0000–U+001F, U+007F). Returns the problem, or null when the id is acceptable.

@@ -10,6 +10,8 @@ import type { PaidRoute } from './config.js';
 
 // Deliberately shallow (no descriptions, no rule/bound shapes): the declaration travels
 // base64-encoded in the PAYMENT-REQUIRED header. The full schema is in /openapi.json.
+// Shallow means looser, never stricter: it accepts every request the service accepts
+// (src/service/wire-schemas.test.ts checks it).
 const VERIFY_INPUT_SCHEMA = {
   type: 'object',
   required: ['task_id', 'expected_schema', 'submitted_output'],
@@ -18,11 +20,11 @@ const VERIFY_INPUT_SCHEMA = {
     agent_id: { type: ['string', 'null'], minLength: 1, maxLength: 200 },
     expected_schema: { type: ['object', 'boolean'] },
     submitted_output: {},
-    strict_content_check: { type: 'boolean' },
+    strict_content_check: { type: ['boolean', 'null'] },
     bounds: { type: ['object', 'null'] },
     rules: { type: ['array', 'null'] },
-    enforce_rules: { type: 'boolean' },
-    detail: { enum: ['full', 'compact'] },
+    enforce_rules: { type: ['boolean', 'null'] },
+    detail: { enum: ['full', 'compact', null] },
   },
   additionalProperties: false,
 };

@@ -5,29 +5,38 @@
  * (src/mcp/tool-definitions.ts).
  *
  * They describe the contract; they are not its validator. Requests are checked by
- * the core's strict parser, which gives the coded error with `fields[].fix`.
+ * the core's strict parser, which gives the coded error with `fields[].fix`. The
+ * request schema accepts and rejects what that validator does (a property test,
+ * src/service/wire-schemas.test.ts, holds them together), except for conditions
+ * JSON Schema cannot state simply, left to the validator: path syntax, which
+ * references a rule type takes (exactly one of its pair), a bound's min ≤ max and
+ * at least one of them, integers beyond ±(2^53−1), lone surrogates and depth.
  *
  * No `$schema`, `$ref` or `format` here: validating MCP clients (the official SDK
  * compiles outputSchema with a default Ajv) must be able to compile them as is.
  * Surfaces that can afford more (OpenAPI ids, formats, examples) add it on top.
  */
+import { ID_PATTERN, MAX_ID_LENGTH } from '../core/request.js';
 import { DEFAULT_TOLERANCE } from '../core/request-rules.js';
 import { RULE_TYPES } from '../core/types.js';
 
-const ID_STRING = { type: 'string', minLength: 1, maxLength: 200 } as const;
+// The id rule of src/core/request.ts (identifierProblem): 1 to 200 code points (JSON Schema
+// lengths count code points too), no control characters.
+const ID_STRING = { type: 'string', minLength: 1, maxLength: MAX_ID_LENGTH, pattern: ID_PATTERN } as const;
 
 export const BOUND_SCHEMA = {
   type: 'object',
   description: 'Inclusive numeric range every value at the path must fall in.',
   properties: {
-    min: { type: 'number' },
-    max: { type: 'number' },
-    if_present: { type: 'boolean', default: false, description: 'Pass when the path yields no value.' },
+    min: { type: ['number', 'null'] },
+    max: { type: ['number', 'null'] },
+    if_present: { type: ['boolean', 'null'], default: false, description: 'Pass when the path yields no value.' },
   },
   additionalProperties: false,
 } as const;
 
-// References are nullable: the parser treats null as absent (normalization, docs/protocol.md#request).
+// Optional members are nullable: the parser treats null as absent, and the canonical request
+// (request_hash, docs/protocol.md#hashes) writes every absent reference as null.
 export const RULE_SCHEMA = {
   type: 'object',
   required: ['type', 'field'],
@@ -46,8 +55,8 @@ export const RULE_SCHEMA = {
     value: { type: ['number', 'null'], description: 'gte/lte: constant to compare with (xor other_field).' },
     in_field: { type: ['string', 'null'], description: 'exists_in: path of the allowed values (xor values).' },
     values: { type: ['array', 'null'], description: 'exists_in: constant list of allowed values (xor in_field).' },
-    tolerance: { type: 'number', default: DEFAULT_TOLERANCE, description: 'sum_equals: absolute tolerance.' },
-    if_present: { type: 'boolean', default: false, description: 'Pass when field yields no value.' },
+    tolerance: { type: ['number', 'null'], minimum: 0, default: DEFAULT_TOLERANCE, description: 'sum_equals: absolute tolerance.' },
+    if_present: { type: ['boolean', 'null'], default: false, description: 'Pass when field yields no value.' },
   },
   additionalProperties: false,
 } as const;
@@ -70,9 +79,8 @@ export const VERIFICATION_REQUEST_SCHEMA = {
   properties: {
     task_id: { ...ID_STRING, description: "Your id for the task, e.g. 'inv-2026-0042'." },
     agent_id: {
+      ...ID_STRING,
       type: ['string', 'null'],
-      minLength: 1,
-      maxLength: 200,
       description: "Who produced the output (an unauthenticated label). Ids starting with 'test-' are recorded but never scored.",
     },
     expected_schema: {
@@ -81,7 +89,7 @@ export const VERIFICATION_REQUEST_SCHEMA = {
     },
     submitted_output: { description: 'The agent output to check: any JSON value.' },
     strict_content_check: {
-      type: 'boolean',
+      type: ['boolean', 'null'],
       default: false,
       description: 'Also fail undeclared fields and placeholder strings (TODO, TBD, N/A, lorem ipsum, {{...}}...).',
     },
@@ -92,11 +100,11 @@ export const VERIFICATION_REQUEST_SCHEMA = {
     },
     rules: { type: ['array', 'null'], description: 'Cross-field rules.', items: RULE_SCHEMA },
     enforce_rules: {
-      type: 'boolean',
+      type: ['boolean', 'null'],
       default: false,
       description: 'When true, failed rules and bounds fail the result; when false they are warnings.',
     },
-    detail: { type: 'string', enum: ['full', 'compact'], default: 'full', description: 'Response shape only; not hashed.' },
+    detail: { type: ['string', 'null'], enum: ['full', 'compact', null], default: 'full', description: 'Response shape only; not hashed.' },
   },
   required: ['task_id', 'expected_schema', 'submitted_output'],
   additionalProperties: false,
