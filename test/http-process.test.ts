@@ -1,12 +1,20 @@
 /**
- * @module The real server process: receipts survive kill -9 during load (every
- * receipt a client received is retrievable after restart), and SIGTERM lets an
- * in-flight request finish before the process exits 0.
+ * @module The real server process: receipts survive kill -9 during 16-way load
+ * (every receipt a client received is retrievable after restart), on the embedded
+ * SQLite store and on PostgreSQL (a throwaway schema; skipped when PostgreSQL is not
+ * reachable), and SIGTERM lets an in-flight request finish before the process exits 0.
  */
 import { connect } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { postJson, spawnServer, tempDir, waitForOutput } from './http-helpers.js';
 import type { Child } from './http-helpers.js';
+import { postgresTestTarget } from './postgres-helpers.js';
+
+const pg = await postgresTestTarget('http-process (kill -9 on PostgreSQL)', 'aov_crash');
+const backends = [
+  { name: 'SQLite', env: {} as Record<string, string>, available: true },
+  { name: 'PostgreSQL', env: { DATABASE_URL: pg.url, DATABASE_SCHEMA: pg.schema }, available: pg.available },
+];
 
 const schema = { type: 'object', required: ['n'], properties: { n: { type: 'integer', minimum: 0 } } };
 const body = (i: number) => JSON.stringify({ task_id: `load-${i}`, agent_id: 'crash-agent', expected_schema: schema, submitted_output: { n: i } });
@@ -18,11 +26,14 @@ describe('HTTP: the server process', () => {
     for (const c of children.splice(0)) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
     for (const d of dirs.splice(0)) d();
   });
+  afterAll(async () => {
+    if (pg.available) await pg.dropSchema();
+  });
 
-  it('kill -9 under load loses no receipt a client received', async () => {
+  for (const { name, env, available } of backends) it.skipIf(!available)(`kill -9 under load loses no receipt a client received (${name})`, async () => {
     const tmp = tempDir();
     dirs.push(tmp.cleanup);
-    const first = await spawnServer(tmp.dir, { FREE_ALLOWANCE_PER_DAY: '100000' });
+    const first = await spawnServer(tmp.dir, { ...env, FREE_ALLOWANCE_PER_DAY: '100000' });
     children.push(first);
 
     const received: Array<{ id: string; text: string }> = [];
@@ -57,7 +68,7 @@ describe('HTTP: the server process', () => {
     expect(inFlightAtKill).toBe(16); // the kill landed under load: every worker had a request open
     expect(failures).toBe(16);
 
-    const second = await spawnServer(tmp.dir);
+    const second = await spawnServer(tmp.dir, env);
     children.push(second);
     for (const r of received) {
       const res = await fetch(`${second.base}/verifications/${r.id}`);

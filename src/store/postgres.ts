@@ -4,6 +4,12 @@
  * across instances is one statement (allowance: INSERT … ON CONFLICT … DO UPDATE
  * … WHERE used < limit; payments: INSERT … ON CONFLICT DO NOTHING), and a
  * receipt's INSERT is committed with synchronous_commit=on before it resolves.
+ * Receipts are group-committed (postgres-writer.ts): one multi-row INSERT, one
+ * round trip and one WAL flush for whatever was saved while the previous flush
+ * was on the wire. The allowance counter commits without waiting for the WAL
+ * flush (its own small pool, synchronous_commit=off): the decision is just as
+ * exact (the row lock), the hot counter row is no longer held for a disk flush
+ * per call, and any receipt's commit flushes every counter update before it.
  */
 import { createRequire } from 'node:module';
 import {
@@ -17,7 +23,6 @@ import {
   HISTORY_COLUMNS,
   PENDING_COLUMNS,
   pendingValues,
-  RECEIPT_COLUMNS,
   receiptValues,
   reputationPage,
   SIGNING_KEY_COLUMNS,
@@ -33,6 +38,7 @@ import {
 import { storeFaultReason } from './faults.js';
 import { createPostgresLog } from './log-postgres.js';
 import { POSTGRES_MIGRATIONS, type PgMigration } from './migrations/postgres.js';
+import { createPostgresReceiptWriter } from './postgres-writer.js';
 import type { AllowanceState, PaymentEvent, PaymentKey, PendingSettlement, ReceiptRecord, ReputationPage, SigningKeyRecord, Store } from './store.js';
 
 /** The part of the `pg` API this store uses (the package ships no types). */
@@ -42,6 +48,8 @@ interface PgQueryResult<R> {
 }
 interface PgQueryable {
   query<R = Record<string, unknown>>(text: string, values?: unknown[]): Promise<PgQueryResult<R>>;
+  /** A named query is prepared once per connection and then only bound and executed. */
+  query<R = Record<string, unknown>>(config: { name?: string; text: string; values?: unknown[] }): Promise<PgQueryResult<R>>;
 }
 interface PgPoolClient extends PgQueryable {
   release(err?: Error | boolean): void;
@@ -59,6 +67,8 @@ type PgPoolConstructor = new (config: {
   application_name?: string;
   connectionTimeoutMillis?: number;
   keepAlive?: boolean;
+  /** Startup options, e.g. `-c synchronous_commit=on`: session settings at no extra round trip. */
+  options?: string;
 }) => PgPool;
 
 export interface PostgresStoreOptions {
@@ -66,8 +76,12 @@ export interface PostgresStoreOptions {
   connectionString: string;
   /** Schema holding the tables (default `public`); created by migrate() when missing. */
   schema?: string;
-  /** Connections per instance (default 10). */
+  /** Connections per instance for queries and receipt writes (default 10). */
   poolSize?: number;
+  /** Connections per instance for the allowance counter (default 4); see the module comment. */
+  counterPoolSize?: number;
+  /** Receipt flushes (multi-row INSERTs) on the wire at once (default 2); see postgres-writer.ts. */
+  writerFlushes?: number;
   /** Errors of idle pooled connections (e.g. the server restarted); the next query reconnects. */
   onIdleError?: (err: Error) => void;
   /** How long a query waits for a connection before failing as unavailable (default 5000 ms). */
@@ -91,16 +105,30 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   if (!SCHEMA_RE.test(schema)) throw new TypeError(`schema must match ${SCHEMA_RE}, got ${JSON.stringify(schema)}`);
   const q = `"${schema}"`;
   const pg = require('pg') as { Pool: PgPoolConstructor };
-  const pool = new pg.Pool({
+  const poolOptions = {
     connectionString: options.connectionString,
-    max: options.poolSize ?? 10,
     application_name: 'agent-output-verifier',
     // During an outage a request fails (503) after this long instead of queueing forever.
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
     keepAlive: true,
-  });
+  };
+  // The server default may have been relaxed: every commit on these connections (receipts, payments,
+  // pending settlements, the log) is on disk before it is acknowledged.
+  const pool = new pg.Pool({ ...poolOptions, max: options.poolSize ?? 10, options: '-c synchronous_commit=on' });
+  // Allowance updates only: see the module comment for why they need not wait for the WAL flush.
+  const counterPool = new pg.Pool({ ...poolOptions, max: options.counterPoolSize ?? 4, options: '-c synchronous_commit=off' });
   // Without a listener an idle connection dropped by the server would crash the process.
   pool.on('error', options.onIdleError ?? (() => {}));
+  counterPool.on('error', options.onIdleError ?? (() => {}));
+  const writer = createPostgresReceiptWriter({ pool, q, maxInFlight: options.writerFlushes });
+  const consumeQuery = {
+    // Named: prepared once per connection (each store has its own connections, so the name is free).
+    name: 'aov_consume',
+    // The conflicting row is locked and the WHERE re-checked on its latest version: exactly `limit` succeed.
+    text: `INSERT INTO ${q}.allowance AS a (client_key, day, used) VALUES ($1, $2, 1)
+           ON CONFLICT (client_key, day) DO UPDATE SET used = a.used + 1 WHERE a.used < $3
+           RETURNING used`,
+  };
   let closed = false;
 
   async function migrate(): Promise<void> {
@@ -141,13 +169,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       assertDay(day);
       assertLimit(limit);
       if (limit === 0) return store.peekAllowance(clientKey, day, limit);
-      // The conflicting row is locked and the WHERE re-checked on its latest version: exactly `limit` succeed.
-      const r = await pool.query<{ used: number }>(
-        `INSERT INTO ${q}.allowance AS a (client_key, day, used) VALUES ($1, $2, 1)
-         ON CONFLICT (client_key, day) DO UPDATE SET used = a.used + 1 WHERE a.used < $3
-         RETURNING used`,
-        [clientKey, day, limit],
-      );
+      const r = await counterPool.query<{ used: number }>({ ...consumeQuery, values: [clientKey, day, limit] });
       if (r.rows.length === 1) return allowanceState(true, limit, r.rows[0].used);
       return allowanceState(false, limit, await readUsed(clientKey, day));
     },
@@ -161,7 +183,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
     async refundAllowance(clientKey: string, day: string): Promise<void> {
       assertDay(day);
-      await pool.query(`UPDATE ${q}.allowance SET used = used - 1 WHERE client_key = $1 AND day = $2 AND used > 0`, [clientKey, day]);
+      await counterPool.query(`UPDATE ${q}.allowance SET used = used - 1 WHERE client_key = $1 AND day = $2 AND used > 0`, [clientKey, day]);
     },
 
     async takeAllowance(clientKey: string, day: string, limit: number, units: number): Promise<AllowanceState> {
@@ -205,15 +227,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
 
     async saveReceipt(record: ReceiptRecord): Promise<void> {
-      const values = receiptValues(record);
-      await withTransaction(pool, async (c) => {
-        // The server default may have been relaxed; a receipt must be on disk before the client sees it.
-        await c.query('SET LOCAL synchronous_commit = on');
-        await c.query(
-          `INSERT INTO ${q}.receipts (${RECEIPT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-          values,
-        );
-      });
+      // Committed (synchronous_commit=on) with whatever else was queued, before this resolves.
+      await writer.save([receiptValues(record)]);
     },
 
     async getReceipt(verificationId: string): Promise<string | null> {
@@ -430,7 +445,9 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      await pool.end();
+      // Saves already queued are committed (or fail) before the connections go.
+      await writer.close();
+      await Promise.all([pool.end(), counterPool.end()]);
     },
   };
 
@@ -439,7 +456,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   } catch (err) {
     // Do not leave a pool behind when the database cannot be reached or migrated.
     closed = true;
-    await pool.end().catch(() => {});
+    await Promise.all([pool.end().catch(() => {}), counterPool.end().catch(() => {})]);
     throw err;
   }
   return store;

@@ -149,4 +149,22 @@ export const POSTGRES_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: 'log queue per statement',
+    // Receipts are group-committed as one multi-row INSERT: one trigger call per statement queues all its rows
+    // (in insertion order) instead of one plpgsql call and one INSERT per row. Still a trigger, so every write path
+    // that stores a receipt queues it in the same transaction.
+    sql: (s) => `
+      DROP TRIGGER receipts_log_enqueue ON ${s}.receipts;
+      DROP FUNCTION ${s}.log_enqueue();
+      CREATE FUNCTION ${s}.log_enqueue_rows() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO ${s}.log_queue (verification_id) SELECT verification_id FROM new_receipts;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER receipts_log_enqueue AFTER INSERT ON ${s}.receipts REFERENCING NEW TABLE AS new_receipts
+        FOR EACH STATEMENT EXECUTE FUNCTION ${s}.log_enqueue_rows();
+    `,
+  },
 ];
