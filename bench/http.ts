@@ -4,17 +4,24 @@
  * the same run, each a separate child process under the same autocannon load:
  * the bare one (Fastify + Ajv, validate only) and the signed one (the same plus
  * the RFC 8785 form and an Ed25519 signature of a response as large as ours, no
- * store) — the fair ceiling for a signing service. Three interleaved throughput
- * runs, then three open-loop runs of ours at a fixed 1,000 req/s with evenly
- * spaced arrivals, latency counted from each request's intended send time.
- * Prints a summary table and writes the "HTTP" section of docs/BENCHMARKS.md.
+ * store) — the fair ceiling for a signing service. The same server on
+ * PostgreSQL runs beside them (a fresh schema per run, dropped afterwards; skipped
+ * with a message when the server cannot be reached), with the PostgreSQL
+ * server's own CPU time, commits and WAL flushes over its runs. Three interleaved
+ * throughput runs, then open-loop runs of ours (each store) at a fixed 1,000 req/s
+ * with evenly spaced arrivals, latency counted from each request's intended send
+ * time. Prints a summary table and writes the "HTTP" section of docs/BENCHMARKS.md.
  *
  *   npm run bench:http            (builds, then runs this)
  *   npx tsx bench/http.ts [--duration 10] [--connections 32] [--runs 3] [--rate 1000] [--no-write]
+ *                         [--database-url postgresql://…] [--no-postgres]
+ *
+ * The PostgreSQL URL is --database-url, else DATABASE_URL, else the local test
+ * database postgresql://postgres@127.0.0.1:5432/test.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Agent, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
@@ -25,6 +32,105 @@ import { fileURLToPath } from 'node:url';
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const invoicePath = path.join(root, 'test/fixtures/invoice.request.json');
+const DEFAULT_DATABASE_URL = 'postgresql://postgres@127.0.0.1:5432/test';
+
+// ---- PostgreSQL: a fresh schema, and what the server did during our runs ----
+interface PgClient {
+  connect(): Promise<void>;
+  query<R = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: R[] }>;
+  end(): Promise<void>;
+}
+const pgModule = require('pg') as { Client: new (o: { connectionString: string; connectionTimeoutMillis?: number }) => PgClient };
+
+/** A connection for the bench's own statistics queries, or why there is none. */
+async function pgConnect(url: string): Promise<PgClient | string> {
+  const client = new pgModule.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return client;
+  } catch (e) {
+    await client.end().catch(() => undefined);
+    return e instanceof Error ? e.message : String(e);
+  }
+}
+
+interface PgCounters {
+  commits: number;
+  walSyncs: number | null;
+}
+
+/** CPU seconds of every process named `postgres` on this machine (server, backends, WAL writer, checkpointer). */
+function postgresCpuSeconds(): number | null {
+  const tick = 100; // USER_HZ: 100 on Linux
+  let total = 0;
+  let found = false;
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^[0-9]+$/.test(d));
+  } catch {
+    return null;
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      if (stat.slice(stat.indexOf('(') + 1, close) !== 'postgres') continue;
+      const fields = stat.slice(close + 2).split(' ');
+      // Fields 14 and 15 of /proc/<pid>/stat (utime, stime) are 12 and 13 after the comm field.
+      total += Number(fields[11]) + Number(fields[12]);
+      found = true;
+    } catch {
+      // The process exited between listing and reading.
+    }
+  }
+  return found ? total / tick : null;
+}
+
+async function pgCounters(client: PgClient): Promise<PgCounters> {
+  const db = await client.query<{ commits: string }>('SELECT xact_commit AS commits FROM pg_stat_database WHERE datname = current_database()');
+  let walSyncs: number | null = null;
+  try {
+    walSyncs = Number((await client.query<{ wal_sync: string }>('SELECT wal_sync FROM pg_stat_wal')).rows[0]?.wal_sync);
+  } catch {
+    // pg_stat_wal exists from PostgreSQL 14 on.
+  }
+  return { commits: Number(db.rows[0]?.commits ?? 0), walSyncs };
+}
+
+interface PgUsage {
+  /** Seconds of wall time covered. */
+  wall: number;
+  cpu: number | null;
+  commits: number;
+  walSyncs: number | null;
+  requests: number;
+}
+
+/** Runs `fn` and returns what PostgreSQL spent meanwhile (the whole server: other clients count too). */
+async function measurePg<T extends { total?: number }>(client: PgClient | null, fn: () => Promise<T>): Promise<{ result: T; usage: PgUsage | null }> {
+  if (!client) return { result: await fn(), usage: null };
+  const before = await pgCounters(client);
+  const cpuBefore = postgresCpuSeconds();
+  const start = performance.now();
+  const result = await fn();
+  const wall = (performance.now() - start) / 1000;
+  const cpuAfter = postgresCpuSeconds();
+  // Backends publish their statistics at most once a second, and when idle: wait for the last ones.
+  await new Promise((r) => setTimeout(r, 1500));
+  const after = await pgCounters(client);
+  return {
+    result,
+    usage: {
+      wall,
+      cpu: cpuBefore !== null && cpuAfter !== null ? cpuAfter - cpuBefore : null,
+      // Less the statistics reads of our own (each is a transaction too).
+      commits: Math.max(0, after.commits - before.commits - 2),
+      walSyncs: before.walSyncs !== null && after.walSyncs !== null ? after.walSyncs - before.walSyncs : null,
+      requests: result.total ?? 0,
+    },
+  };
+}
 
 // ---- the baseline server: bare Fastify + Ajv, validate only (run as a child of this script) ----
 async function serveBaseline(port: number): Promise<void> {
@@ -180,6 +286,8 @@ interface RateRun {
   p99: number;
   max: number;
   errors: number;
+  /** Requests answered (for per-request figures). */
+  total?: number;
 }
 
 const pct = (sorted: number[], q: number): number => (sorted.length === 0 ? NaN : (sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] as number));
@@ -253,6 +361,7 @@ async function openLoop(url: string, body: string, options: { rate: number; dura
     max: ms(latencies[latencies.length - 1] ?? NaN),
     // Non-200 answers plus requests that never got one (connection errors, or still pending after 30 s).
     errors: errors + (total - latencies.length),
+    total: latencies.length,
   };
 }
 
@@ -279,12 +388,43 @@ async function loopDelay(base: string): Promise<{ p99: number; max: number }> {
   return { p99: read('nodejs_eventloop_lag_p99_seconds'), max: read('nodejs_eventloop_lag_max_seconds') };
 }
 
+/** The URL without its password, for printing. */
+function redact(url: string): string {
+  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+}
+
+/** One line about what PostgreSQL spent during a set of runs. */
+function describePg(u: PgUsage | null): { cores: string; msPerReq: string; commitsPerSec: string; commitsPerReq: string; syncsPerReq: string } {
+  const na = { cores: 'n/a', msPerReq: 'n/a', commitsPerSec: 'n/a', commitsPerReq: 'n/a', syncsPerReq: 'n/a' };
+  if (!u || u.wall <= 0) return na;
+  return {
+    cores: u.cpu === null ? 'n/a' : r2(u.cpu / u.wall).toFixed(2),
+    msPerReq: u.cpu === null || u.requests === 0 ? 'n/a' : r2((u.cpu * 1000) / u.requests).toFixed(2),
+    commitsPerSec: String(Math.round(u.commits / u.wall)),
+    commitsPerReq: u.requests === 0 ? 'n/a' : r2(u.commits / u.requests).toFixed(2),
+    syncsPerReq: u.walSyncs === null || u.requests === 0 ? 'n/a' : r2(u.walSyncs / u.requests).toFixed(2),
+  };
+}
+
+function sumUsage(us: Array<PgUsage | null>): PgUsage | null {
+  if (us.length === 0 || us.some((u) => u === null)) return null;
+  const all = us as PgUsage[];
+  return {
+    wall: all.reduce((n, u) => n + u.wall, 0),
+    cpu: all.some((u) => u.cpu === null) ? null : all.reduce((n, u) => n + (u.cpu as number), 0),
+    commits: all.reduce((n, u) => n + u.commits, 0),
+    walSyncs: all.some((u) => u.walSyncs === null) ? null : all.reduce((n, u) => n + (u.walSyncs as number), 0),
+    requests: all.reduce((n, u) => n + u.requests, 0),
+  };
+}
+
 async function main(): Promise<void> {
   const duration = Number(arg('duration', '10'));
   const connections = Number(arg('connections', '32'));
   const runs = Number(arg('runs', '3'));
   const rate = Number(arg('rate', '1000'));
   const write = !process.argv.includes('--no-write');
+  const databaseUrl = arg('database-url', process.env.DATABASE_URL || DEFAULT_DATABASE_URL);
   const cli = path.join(root, 'dist/cli/index.js');
   if (!existsSync(cli)) {
     const b = spawnSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' });
@@ -295,6 +435,26 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'aov-bench-http-'));
   const children: ChildProcess[] = [];
   const sync = process.env.SQLITE_SYNCHRONOUS ?? 'FULL';
+
+  // PostgreSQL: a fresh schema of its own, so every run starts empty; dropped at the end.
+  let pg: PgClient | null = null;
+  let pgSkipped: string | null = null;
+  const pgSchema = `aov_bench_${process.pid}_${Date.now().toString(36)}`;
+  if (process.argv.includes('--no-postgres')) pgSkipped = '--no-postgres';
+  else {
+    const c = await pgConnect(databaseUrl);
+    if (typeof c === 'string') pgSkipped = `PostgreSQL not reachable at ${redact(databaseUrl)}: ${c}`;
+    else pg = c;
+  }
+  if (pgSkipped) process.stdout.write(`PostgreSQL row skipped (${pgSkipped}); give --database-url or DATABASE_URL to include it\n`);
+  const pgServerLocal = pg !== null && postgresCpuSeconds() !== null;
+  let pgVersion = '';
+  let pgSyncCommit = '';
+  if (pg) {
+    const settings = await pg.query<{ v: string; s: string }>("SELECT current_setting('server_version') AS v, current_setting('synchronous_commit') AS s");
+    pgVersion = settings.rows[0]?.v ?? '';
+    pgSyncCommit = settings.rows[0]?.s ?? '';
+  }
 
   try {
     // Ours: the built server, production settings except logging (warn) and a huge allowance.
@@ -309,6 +469,21 @@ async function main(): Promise<void> {
     const templatePath = path.join(dataDir, 'response.json');
     writeFileSync(templatePath, sample);
 
+    // The same server on PostgreSQL (its own data dir for the signing key).
+    let pgPort = 0;
+    let pgProc: ChildProcess | null = null;
+    if (pg) {
+      pgPort = await freePort();
+      pgProc = await startChild(process.execPath, [cli, 'serve', '--port', String(pgPort), '--data-dir', path.join(dataDir, 'pg'), '--free-allowance', '1000000000'], {
+        LOG_LEVEL: 'warn',
+        DATABASE_URL: databaseUrl,
+        DATABASE_SCHEMA: pgSchema,
+      });
+      children.push(pgProc);
+    }
+    const pgUrl = `http://127.0.0.1:${pgPort}/verify/schema`;
+    if (pg) await fetchText(pgUrl, invoice);
+
     const self = fileURLToPath(import.meta.url);
     const barePort = await freePort();
     const bare = await startChild(process.execPath, ['--import', 'tsx', self, '--serve-baseline', String(barePort)], {});
@@ -320,80 +495,136 @@ async function main(): Promise<void> {
     const signedUrl = `http://127.0.0.1:${signedPort}/validate`;
     const signedSample = await fetchText(signedUrl, invoice);
 
-    // Warm-up (JIT, schema caches), then interleaved runs so that a change in the machine's load hits all three alike.
-    for (const url of [bareUrl, signedUrl, ourUrl]) await load(url, invoice, { connections, duration: 2 });
-    const through: { bare: Run; signed: Run; ours: Run }[] = [];
+    // Warm-up (JIT, schema caches, pooled connections), then interleaved runs so that a change in the machine's load hits all alike.
+    for (const url of [bareUrl, signedUrl, ourUrl, ...(pg ? [pgUrl] : [])]) await load(url, invoice, { connections, duration: 2 });
+    const through: { bare: Run; signed: Run; ours: Run; pg: Run | null; pgUsage: PgUsage | null }[] = [];
     for (let i = 0; i < runs; i++) {
       const b = await load(bareUrl, invoice, { connections, duration });
       const sg = await load(signedUrl, invoice, { connections, duration });
       const o = await load(ourUrl, invoice, { connections, duration });
-      through.push({ bare: b, signed: sg, ours: o });
-      process.stdout.write(`throughput run ${i + 1}: bare ${b.reqPerSec}, signed ${sg.reqPerSec}, ours ${o.reqPerSec} req/s\n`);
+      const p = pg ? await measurePg(pg, () => load(pgUrl, invoice, { connections, duration })) : null;
+      through.push({ bare: b, signed: sg, ours: o, pg: p?.result ?? null, pgUsage: p?.usage ?? null });
+      process.stdout.write(
+        `throughput run ${i + 1}: bare ${b.reqPerSec}, signed ${sg.reqPerSec}, ours ${o.reqPerSec}` +
+          (p ? `, ours on PostgreSQL ${p.result.reqPerSec} (PostgreSQL server ${describePg(p.usage).cores} cores)` : '') +
+          ' req/s\n',
+      );
     }
     const rssLoad = peakRssMiB(ours.pid as number);
     const fixed: RateRun[] = [];
+    const fixedPg: Array<{ run: RateRun; usage: PgUsage | null }> = [];
+    const fixedRun = async (port: number): Promise<RateRun> => {
+      const base = `http://127.0.0.1:${port}`;
+      await loopDelay(base); // resets the monitor: the next reading covers this run only
+      const f = await openLoop(`${base}/verify/schema`, invoice, { rate, duration, connections });
+      f.loop = await loopDelay(base);
+      return f;
+    };
+    const fixedLine = (label: string, i: number, f: RateRun): string =>
+      `fixed-rate run ${i + 1} (${label}): ${f.achieved} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, max ${f.max} ms, errors ${f.errors}, event-loop delay p99 ${f.loop?.p99} ms max ${f.loop?.max} ms`;
     for (let i = 0; i < runs; i++) {
-      const ourBase = `http://127.0.0.1:${ourPort}`;
-      await loopDelay(ourBase); // resets the monitor: the next reading covers this run only
-      const f = await openLoop(ourUrl, invoice, { rate, duration, connections });
-      f.loop = await loopDelay(ourBase);
+      const f = await fixedRun(ourPort);
       fixed.push(f);
-      process.stdout.write(
-        `fixed-rate run ${i + 1}: ${f.achieved} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, max ${f.max} ms, errors ${f.errors}, event-loop delay p99 ${f.loop.p99} ms max ${f.loop.max} ms\n`,
-      );
+      process.stdout.write(fixedLine('SQLite', i, f) + '\n');
+      if (pg) {
+        const m = await measurePg(pg, () => fixedRun(pgPort));
+        fixedPg.push({ run: m.result, usage: m.usage });
+        process.stdout.write(`${fixedLine('PostgreSQL', i, m.result)}, PostgreSQL server ${describePg(m.usage).cores} cores\n`);
+      }
     }
     const rss = peakRssMiB(ours.pid as number);
+    const pgRss = pgProc ? peakRssMiB(pgProc.pid as number) : null;
     const bareRss = peakRssMiB(bare.pid as number);
     const signedRss = peakRssMiB(signed.pid as number);
 
     const vsSigned = through.map((t) => r2(t.ours.reqPerSec / t.signed.reqPerSec));
     const vsBare = through.map((t) => r2(t.ours.reqPerSec / t.bare.reqPerSec));
+    const pgVsSqlite = through.map((t) => (t.pg ? r2(t.pg.reqPerSec / t.ours.reqPerSec) : NaN));
     const medSigned = r2(median(vsSigned));
     const medBare = r2(median(vsBare));
-    const errorsThrough = through.reduce((n, t) => n + t.ours.errors + t.ours.non2xx + t.signed.errors + t.signed.non2xx + t.bare.errors + t.bare.non2xx, 0);
+    const medPg = pg ? r2(median(pgVsSqlite)) : NaN;
+    const errorsThrough = through.reduce(
+      (n, t) => n + t.ours.errors + t.ours.non2xx + t.signed.errors + t.signed.non2xx + t.bare.errors + t.bare.non2xx + (t.pg ? t.pg.errors + t.pg.non2xx : 0),
+      0,
+    );
     const barRatio = vsSigned.every((x) => x >= 0.7);
     const barP99 = fixed.every((f) => f.p99 < 10 && f.errors === 0 && f.achieved >= rate * 0.95);
     const barRss = rss !== null && rss <= 160;
+    const barPgRatio = pg !== null && pgVsSqlite.every((x) => x >= 0.7);
+    const barPgP99 = pg !== null && fixedPg.every(({ run: f }) => f.p99 < 15 && f.errors === 0 && f.achieved >= rate * 0.95);
+    const pgThrough = describePg(sumUsage(through.map((t) => t.pgUsage)));
+    const pgFixed = describePg(sumUsage(fixedPg.map((f) => f.usage)));
     const loadAfter = loadavg()[0] as number;
     const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
     const met = (b: boolean): string => (b ? 'met' : 'NOT met');
 
     const throughRows = through
-      .map((t, i) => `| ${i + 1} | ${t.bare.reqPerSec} | ${t.signed.reqPerSec} | ${t.ours.reqPerSec} | **${vsSigned[i]}×** | ${vsBare[i]}× | ${t.ours.p99} |`)
+      .map(
+        (t, i) =>
+          `| ${i + 1} | ${t.bare.reqPerSec} | ${t.signed.reqPerSec} | ${t.ours.reqPerSec} | **${vsSigned[i]}×** | ${vsBare[i]}× | ${t.ours.p99} | ` +
+          (t.pg ? `${t.pg.reqPerSec} | **${pgVsSqlite[i]}×** | ${t.pg.p99} | ${describePg(t.pgUsage).cores} |` : 'skipped | — | — | — |'),
+      )
       .join('\n');
-    const fixedRows = fixed.map((f, i) => `| ${i + 1} | ${f.achieved} | ${f.p50} | **${f.p99}** | ${f.max} | ${f.errors} | ${f.loop?.p99 ?? 'n/a'} | ${f.loop?.max ?? 'n/a'} |`).join('\n');
+    const fixedRows = fixed
+      .flatMap((f, i) => {
+        const row = (store: string, r: RateRun, cores: string) =>
+          `| ${i + 1} | ${store} | ${r.achieved} | ${r.p50} | **${r.p99}** | ${r.max} | ${r.errors} | ${r.loop?.p99 ?? 'n/a'} | ${r.loop?.max ?? 'n/a'} | ${cores} |`;
+        const p = fixedPg[i];
+        return [row('SQLite', f, '—'), ...(p ? [row('PostgreSQL', p.run, describePg(p.usage).cores)] : [])];
+      })
+      .join('\n');
+    const pgSection = pg
+      ? `PostgreSQL ${pgVersion} (server default \`synchronous_commit=${pgSyncCommit}\`; the store forces \`on\` for receipts) at
+${redact(databaseUrl).replace(/\/\/.*@/, '//…@')}, ${pgServerLocal ? 'on this machine, sharing its cores' : 'not on this machine (its CPU is not measured)'}.
+Its own use over our PostgreSQL runs (every local \`postgres\` process, utime + stime from \`/proc/<pid>/stat\`; commits and WAL
+flushes from \`pg_stat_database\` / \`pg_stat_wal\`; the whole server, so other clients of it count too):
+
+| runs | PostgreSQL CPU (cores of ${cpus().length}) | PostgreSQL CPU ms per request | commits/s | commits per request | WAL flushes per request |
+|---|---|---|---|---|---|
+| throughput (${connections} connections) | ${pgThrough.cores} | ${pgThrough.msPerReq} | ${pgThrough.commitsPerSec} | ${pgThrough.commitsPerReq} | ${pgThrough.syncsPerReq} |
+| fixed ${rate} req/s | ${pgFixed.cores} | ${pgFixed.msPerReq} | ${pgFixed.commitsPerSec} | ${pgFixed.commitsPerReq} | ${pgFixed.syncsPerReq} |
+
+Peak RSS of ours on PostgreSQL: ${pgRss ?? 'n/a'} MiB.
+`
+      : `PostgreSQL row skipped: ${pgSkipped}.
+`;
     const section = `## HTTP
 
-Command: \`npm run bench:http\` (builds, then \`npx tsx bench/http.ts\`; options \`--duration N --connections N --runs N --rate N --no-write\`;
-\`SQLITE_SYNCHRONOUS=NORMAL npm run bench:http\` runs ours with WAL syncs at checkpoints only).
+Command: \`npm run bench:http\` (builds, then \`npx tsx bench/http.ts\`; options \`--duration N --connections N --runs N --rate N --no-write
+--database-url URL --no-postgres\`; \`SQLITE_SYNCHRONOUS=NORMAL npm run bench:http\` runs ours with WAL syncs at checkpoints only).
 Body = the [invoice example](protocol.md#worked-example) (\`test/fixtures/invoice.request.json\`, ${Buffer.byteLength(invoice)} bytes). Every server is
 its own child process on 127.0.0.1; the load generator runs in the driver process on the same machine (${cpus().length} CPUs, shared).
 
 - **ours**: \`node dist/cli/index.js serve\` — strict parse, verify, four hashes, Ed25519 signature, allowance counter and
   durable SQLite write of the receipt before answering (WAL, \`synchronous=${sync}\`, group commit on the writer thread);
   fresh data dir, \`LOG_LEVEL=warn\`, allowance 10^9. Response ${Buffer.byteLength(sample)} bytes.
+- **ours on PostgreSQL**: the same server with \`DATABASE_URL\` set, in a fresh schema (\`DATABASE_SCHEMA\`, dropped afterwards):
+  receipts group-committed with \`synchronous_commit=on\` before answering, allowance counter on its own connections.
 - **signed baseline** (the fair ceiling): bare Fastify 5 + Ajv 8 (\`allErrors\`, formats, compiled-schema cache), then the RFC 8785
   form of a response shaped and sized like ours and its Ed25519 signature — no hashes of the request, no store.
   Response ${Buffer.byteLength(signedSample)} bytes.
 - **bare baseline**: the same Fastify + Ajv endpoint, validate only (answers \`{"result":"pass"}\`).
 
-Throughput: autocannon, ${connections} connections, ${duration} s per run after a 2 s warm-up of each server; the three servers
-run in turn within each run, so a change in the machine's load hits all of them.
+Throughput: autocannon, ${connections} connections, ${duration} s per run after a 2 s warm-up of each server; the servers
+run in turn within each run, so a change in the machine's load hits all of them. "PG" is ours on PostgreSQL; its last
+column is the PostgreSQL server's CPU during that run.
 
-| run | bare req/s | signed req/s | ours req/s | ours / signed | ours / bare | ours p99 ms |
-|---|---|---|---|---|---|---|
+| run | bare req/s | signed req/s | ours req/s | ours / signed | ours / bare | ours p99 ms | PG req/s | PG / ours (SQLite) | PG p99 ms | PostgreSQL CPU (cores) |
+|---|---|---|---|---|---|---|---|---|---|---|
 ${throughRows}
 
-Fixed rate: ours at ${rate} req/s for ${duration} s, open loop — requests leave evenly spaced (one or two per ~1 ms timer tick,
-at most ${connections} connections) and each latency runs from the request's intended send time, so queueing behind a stall counts.
+Fixed rate: ours at ${rate} req/s for ${duration} s on each store in turn, open loop — requests leave evenly spaced (one or two per
+~1 ms timer tick, at most ${connections} connections) and each latency runs from the request's intended send time, so queueing behind a
+stall counts.
 
-| run | achieved req/s | p50 ms | p99 ms | max ms | errors | event-loop delay p99 ms | event-loop delay max ms |
-|---|---|---|---|---|---|---|---|
+| run | store | achieved req/s | p50 ms | p99 ms | max ms | errors | event-loop delay p99 ms | event-loop delay max ms | PostgreSQL CPU (cores) |
+|---|---|---|---|---|---|---|---|---|---|
 ${fixedRows}
 
 The event-loop delay columns are ours' own \`nodejs_eventloop_lag_p99_seconds\` / \`_max_seconds\` from \`/metrics\` over each run
 (\`perf_hooks.monitorEventLoopDelay\`, 10 ms resolution): a max far above the p99 points at a synchronous stall in ours.
 
+${pgSection}
 Measured ${date} UTC, load average (1 min) ${loadBefore.toFixed(2)} before and ${loadAfter.toFixed(2)} after.
 Peak RSS (VmHWM): ours ${rssLoad ?? 'n/a'} MiB after the throughput runs, ${rss ?? 'n/a'} MiB at the end; signed baseline ${signedRss ?? 'n/a'} MiB;
 bare baseline ${bareRss ?? 'n/a'} MiB. Errors in the throughput runs: ${errorsThrough}.
@@ -401,19 +632,40 @@ bare baseline ${bareRss ?? 'n/a'} MiB. Errors in the throughput runs: ${errorsTh
 - ours / signed baseline, median **${medSigned}×** (bar ≥ 0.7× in every run: ${met(barRatio)}); ours / bare baseline, median ${medBare}×.
 - p99 at ${rate} req/s: ${fixed.map((f) => f.p99).join(', ')} ms (bar < 10 ms in all ${runs} runs, at the full rate, no errors: ${met(barP99)}).
 - peak RSS ${rss ?? 'n/a'} MiB (bar ≤ 160 MiB: ${met(barRss)}).
-`;
+${
+  pg
+    ? `- PostgreSQL / SQLite throughput, median **${medPg}×** (bar ≥ 0.7× in every run: ${met(barPgRatio)}).
+- PostgreSQL p99 at ${rate} req/s: ${fixedPg.map((f) => f.run.p99).join(', ')} ms (bar < 15 ms in all ${runs} runs, at the full rate, no errors: ${met(barPgP99)}).
+`
+    : `- PostgreSQL: skipped (${pgSkipped}).
+`
+}`;
     const summary = [
       '',
-      'run  bare req/s  signed req/s  ours req/s  ours/signed  ours/bare',
-      ...through.map((t, i) => `${String(i + 1).padEnd(4)} ${String(t.bare.reqPerSec).padStart(10)} ${String(t.signed.reqPerSec).padStart(13)} ${String(t.ours.reqPerSec).padStart(11)} ${(vsSigned[i] + 'x').padStart(12)} ${(vsBare[i] + 'x').padStart(10)}`),
-      `median ours/signed ${medSigned}x (bar >= 0.7x every run: ${met(barRatio)}), ours/bare ${medBare}x`,
-      '',
-      `run  fixed ${rate} req/s: achieved  p50 ms  p99 ms  max ms  errors  loop-delay p99/max ms`,
-      ...fixed.map(
-        (f, i) =>
-          `${String(i + 1).padEnd(4)} ${String(f.achieved).padStart(27)} ${String(f.p50).padStart(7)} ${String(f.p99).padStart(7)} ${String(f.max).padStart(7)} ${String(f.errors).padStart(7)}  ${f.loop?.p99 ?? 'n/a'}/${f.loop?.max ?? 'n/a'}`,
+      'run  bare req/s  signed req/s  ours req/s  ours/signed  ours/bare     PG req/s  PG/ours  PG cores',
+      ...through.map(
+        (t, i) =>
+          `${String(i + 1).padEnd(4)} ${String(t.bare.reqPerSec).padStart(10)} ${String(t.signed.reqPerSec).padStart(13)} ${String(t.ours.reqPerSec).padStart(11)} ${(vsSigned[i] + 'x').padStart(12)} ${(vsBare[i] + 'x').padStart(10)}` +
+          (t.pg ? ` ${String(t.pg.reqPerSec).padStart(12)} ${(pgVsSqlite[i] + 'x').padStart(8)} ${describePg(t.pgUsage).cores.padStart(9)}` : '      skipped'),
       ),
-      `p99 bar < 10 ms in all runs: ${met(barP99)}; peak RSS ours ${rss ?? 'n/a'} MiB (bar <= 160: ${met(barRss)})`,
+      `median ours/signed ${medSigned}x (bar >= 0.7x every run: ${met(barRatio)}), ours/bare ${medBare}x`,
+      pg ? `median PG/ours(SQLite) ${medPg}x (bar >= 0.7x every run: ${met(barPgRatio)})` : `PostgreSQL skipped: ${pgSkipped}`,
+      '',
+      `run  store       fixed ${rate} req/s: achieved  p50 ms  p99 ms  max ms  errors  loop-delay p99/max ms  PG cores`,
+      ...fixed.flatMap((f, i) => {
+        const line = (store: string, r: RateRun, cores: string) =>
+          `${String(i + 1).padEnd(4)} ${store.padEnd(11)} ${String(r.achieved).padStart(27)} ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)} ${String(r.max).padStart(7)} ${String(r.errors).padStart(7)}  ${`${r.loop?.p99 ?? 'n/a'}/${r.loop?.max ?? 'n/a'}`.padEnd(21)} ${cores}`;
+        const p = fixedPg[i];
+        return [line('SQLite', f, ''), ...(p ? [line('PostgreSQL', p.run, describePg(p.usage).cores)] : [])];
+      }),
+      `p99 bar < 10 ms in all runs (SQLite): ${met(barP99)}; peak RSS ours ${rss ?? 'n/a'} MiB (bar <= 160: ${met(barRss)})`,
+      ...(pg
+        ? [
+            `p99 bar < 15 ms in all runs (PostgreSQL): ${met(barPgP99)}`,
+            `PostgreSQL server, throughput runs: ${pgThrough.cores} cores, ${pgThrough.msPerReq} ms CPU/request, ${pgThrough.commitsPerSec} commits/s, ${pgThrough.commitsPerReq} commits/request, ${pgThrough.syncsPerReq} WAL flushes/request`,
+            `PostgreSQL server, fixed-rate runs: ${pgFixed.cores} cores, ${pgFixed.msPerReq} ms CPU/request, ${pgFixed.commitsPerSec} commits/s, ${pgFixed.commitsPerReq} commits/request, ${pgFixed.syncsPerReq} WAL flushes/request`,
+          ]
+        : []),
       `load average ${loadBefore.toFixed(2)} -> ${loadAfter.toFixed(2)} (${cpus().length} CPUs)`,
       '',
     ].join('\n');
@@ -432,6 +684,10 @@ bare baseline ${bareRss ?? 'n/a'} MiB. Errors in the throughput runs: ${errorsTh
   } finally {
     for (const c of children) await stop(c);
     rmSync(dataDir, { recursive: true, force: true });
+    if (pg) {
+      await pg.query(`DROP SCHEMA IF EXISTS "${pgSchema}" CASCADE`).catch((e: Error) => process.stdout.write(`could not drop schema ${pgSchema}: ${e.message}\n`));
+      await pg.end().catch(() => undefined);
+    }
   }
 }
 
