@@ -4,12 +4,13 @@
  * across instances is one statement (allowance: INSERT … ON CONFLICT … DO UPDATE
  * … WHERE used < limit; payments: INSERT … ON CONFLICT DO NOTHING), and a
  * receipt's INSERT is committed with synchronous_commit=on before it resolves.
- * Receipts are group-committed (postgres-writer.ts): one multi-row INSERT, one
- * round trip and one WAL flush for whatever was saved while the previous flush
- * was on the wire. The allowance counter commits without waiting for the WAL
- * flush (its own small pool, synchronous_commit=off): the decision is just as
- * exact (the row lock), the hot counter row is no longer held for a disk flush
- * per call, and any receipt's commit flushes every counter update before it.
+ * Receipts and allowance units are group-committed (postgres-writer.ts): one
+ * statement, one round trip and one commit for whatever was asked while the
+ * previous flush was on the wire. The allowance counter commits without waiting
+ * for the WAL flush (its own small pool, synchronous_commit=off): the decision is
+ * just as exact (the row lock), a hot counter row is not held for a disk flush, and
+ * a receipt's commit flushes every counter update made before it; a crash of the
+ * database server can forget units of calls whose receipts were never acknowledged.
  */
 import { createRequire } from 'node:module';
 import {
@@ -38,7 +39,7 @@ import {
 import { storeFaultReason } from './faults.js';
 import { createPostgresLog } from './log-postgres.js';
 import { POSTGRES_MIGRATIONS, type PgMigration } from './migrations/postgres.js';
-import { createPostgresReceiptWriter } from './postgres-writer.js';
+import { createPostgresAllowanceCounter, createPostgresReceiptWriter } from './postgres-writer.js';
 import type { AllowanceState, PaymentEvent, PaymentKey, PendingSettlement, ReceiptRecord, ReputationPage, SigningKeyRecord, Store } from './store.js';
 
 /** The part of the `pg` API this store uses (the package ships no types). */
@@ -121,14 +122,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   pool.on('error', options.onIdleError ?? (() => {}));
   counterPool.on('error', options.onIdleError ?? (() => {}));
   const writer = createPostgresReceiptWriter({ pool, q, maxInFlight: options.writerFlushes });
-  const consumeQuery = {
-    // Named: prepared once per connection (each store has its own connections, so the name is free).
-    name: 'aov_consume',
-    // The conflicting row is locked and the WHERE re-checked on its latest version: exactly `limit` succeed.
-    text: `INSERT INTO ${q}.allowance AS a (client_key, day, used) VALUES ($1, $2, 1)
-           ON CONFLICT (client_key, day) DO UPDATE SET used = a.used + 1 WHERE a.used < $3
-           RETURNING used`,
-  };
+  const counter = createPostgresAllowanceCounter({ pool: counterPool, q, maxInFlight: options.writerFlushes });
   let closed = false;
 
   async function migrate(): Promise<void> {
@@ -169,9 +163,9 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       assertDay(day);
       assertLimit(limit);
       if (limit === 0) return store.peekAllowance(clientKey, day, limit);
-      const r = await counterPool.query<{ used: number }>({ ...consumeQuery, values: [clientKey, day, limit] });
-      if (r.rows.length === 1) return allowanceState(true, limit, r.rows[0].used);
-      return allowanceState(false, limit, await readUsed(clientKey, day));
+      // Decided with the other calls of its flush, in one statement (see postgres-writer.ts).
+      const r = await counter.consume(clientKey, day, limit);
+      return allowanceState(r.allowed, limit, r.used);
     },
 
     async peekAllowance(clientKey: string, day: string, limit: number): Promise<AllowanceState> {
@@ -193,7 +187,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       // More units than the limit can never be granted (this also keeps the INSERT branch within the limit).
       if (units > limit) return { ...(await store.peekAllowance(clientKey, day, limit)), allowed: false };
       // One statement, like consumeAllowance: the row is locked and the sum re-checked on its latest version.
-      const r = await pool.query<{ used: number }>(
+      const r = await counterPool.query<{ used: number }>(
         `INSERT INTO ${q}.allowance AS a (client_key, day, used) VALUES ($1, $2, $3)
          ON CONFLICT (client_key, day) DO UPDATE SET used = a.used + EXCLUDED.used WHERE a.used + EXCLUDED.used <= $4
          RETURNING used`,
@@ -206,19 +200,13 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     async refundAllowanceUnits(clientKey: string, day: string, units: number): Promise<void> {
       assertDay(day);
       assertUnits(units);
-      await pool.query(`UPDATE ${q}.allowance SET used = greatest(used - $3, 0) WHERE client_key = $1 AND day = $2`, [clientKey, day, units]);
+      await counterPool.query(`UPDATE ${q}.allowance SET used = greatest(used - $3, 0) WHERE client_key = $1 AND day = $2`, [clientKey, day, units]);
     },
 
     async saveReceipts(records: readonly ReceiptRecord[]): Promise<void> {
       if (records.length === 0) return;
-      const rows = records.map(receiptValues);
-      const width = rows[0]!.length;
-      const tuples = rows.map((_, i) => `(${Array.from({ length: width }, (_, j) => `$${i * width + j + 1}`).join(', ')})`);
-      await withTransaction(pool, async (c) => {
-        await c.query('SET LOCAL synchronous_commit = on');
-        // One statement for the whole batch: every receipt (and, by the trigger, its log queue entry) or none.
-        await c.query(`INSERT INTO ${q}.receipts (${RECEIPT_COLUMNS}) VALUES ${tuples.join(', ')}`, rows.flat());
-      });
+      // One statement (shared with whatever else is queued): every receipt, and by the trigger its log queue entry, or none.
+      await writer.save(records.map(receiptValues));
     },
 
     async pruneAllowance(beforeDay: string): Promise<number> {
@@ -446,7 +434,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       if (closed) return;
       closed = true;
       // Saves already queued are committed (or fail) before the connections go.
-      await writer.close();
+      await Promise.all([writer.close(), counter.close()]);
       await Promise.all([pool.end(), counterPool.end()]);
     },
   };

@@ -151,10 +151,13 @@ export const POSTGRES_MIGRATIONS: readonly PgMigration[] = [
   },
   {
     version: 5,
-    name: 'log queue per statement',
-    // Receipts are group-committed as one multi-row INSERT: one trigger call per statement queues all its rows
-    // (in insertion order) instead of one plpgsql call and one INSERT per row. Still a trigger, so every write path
-    // that stores a receipt queues it in the same transaction.
+    name: 'group commit',
+    // Receipts are group-committed as one multi-row INSERT (src/store/postgres-writer.ts): one trigger call per
+    // statement queues all its rows (in insertion order) instead of one plpgsql call and one INSERT per row. Still a
+    // trigger, so every write path that stores a receipt queues it in the same transaction.
+    // allowance_take() decides a whole flush of allowance calls in one statement: for each (client, day) group, in
+    // the order given (callers sort them, so concurrent flushes lock rows in one order and never deadlock), lock the
+    // counter row (creating it when missing) and grant min(units, limit - used) on its latest version.
     sql: (s) => `
       DROP TRIGGER receipts_log_enqueue ON ${s}.receipts;
       DROP FUNCTION ${s}.log_enqueue();
@@ -165,6 +168,34 @@ export const POSTGRES_MIGRATIONS: readonly PgMigration[] = [
       END $$;
       CREATE TRIGGER receipts_log_enqueue AFTER INSERT ON ${s}.receipts REFERENCING NEW TABLE AS new_receipts
         FOR EACH STATEMENT EXECUTE FUNCTION ${s}.log_enqueue_rows();
+
+      CREATE FUNCTION ${s}.allowance_take(keys TEXT[], days TEXT[], limits INTEGER[], units INTEGER[])
+      RETURNS TABLE (idx INTEGER, granted INTEGER, used INTEGER) LANGUAGE plpgsql AS $$
+      DECLARE
+        cur INTEGER;
+      BEGIN
+        FOR i IN 1 .. coalesce(array_length(keys, 1), 0) LOOP
+          idx := i;
+          SELECT a.used INTO cur FROM ${s}.allowance a WHERE a.client_key = keys[i] AND a.day = days[i] FOR UPDATE;
+          IF NOT FOUND THEN
+            granted := greatest(0, least(units[i], limits[i]));
+            INSERT INTO ${s}.allowance AS a (client_key, day, used) VALUES (keys[i], days[i], granted) ON CONFLICT DO NOTHING;
+            IF FOUND THEN
+              used := granted;
+              RETURN NEXT;
+              CONTINUE;
+            END IF;
+            -- Created by another session meanwhile: decide on its row like on any other.
+            SELECT a.used INTO cur FROM ${s}.allowance a WHERE a.client_key = keys[i] AND a.day = days[i] FOR UPDATE;
+          END IF;
+          granted := greatest(0, least(units[i], limits[i] - cur));
+          IF granted > 0 THEN
+            UPDATE ${s}.allowance a SET used = a.used + granted WHERE a.client_key = keys[i] AND a.day = days[i];
+          END IF;
+          used := cur + granted;
+          RETURN NEXT;
+        END LOOP;
+      END $$;
     `,
   },
 ];
