@@ -5,7 +5,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { skipUnlessAvailable } from '../../test/requirements.js';
-import { canonicalize, canonicalizeReference, canonicalizeWith, JcsError, serializeNumber } from './jcs.js';
+import canonicalizeLib from 'canonicalize';
+import { canonicalize, canonicalizeWith, JcsError, serializeNumber } from './jcs.js';
+
+/** The `canonicalize` package (the reference implementation), unwrapped: accepts toJSON, drops undefined. */
+const canonicalizeReference = canonicalizeLib as unknown as (value: unknown) => string | undefined;
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const jcsDir = path.resolve(projectRoot, '..', 'shared', 'conformance', 'jcs');

@@ -8,12 +8,11 @@
  * objects, holes) throw JcsError instead of being silently dropped or coerced
  * — a receipt must never cover a value a third-party verifier would
  * canonicalize differently. It is held byte-identical to the `canonicalize`
- * package (the reference implementation, exported as `canonicalizeReference`)
- * by differential tests, the RFC 8785 conformance files and the ES6 number
- * sequence; it exists because receipts are issued on every request and the
+ * package (the reference implementation, a development dependency only: see
+ * jcs.test.ts) by differential tests, the RFC 8785 conformance files and the ES6
+ * number sequence; it exists because receipts are issued on every request and the
  * reference, which also has to handle toJSON and cycles, is about twice as slow.
  */
-import canonicalizeLib from 'canonicalize';
 
 /** A value that has no RFC 8785 canonical form. */
 export class JcsError extends Error {
@@ -21,13 +20,6 @@ export class JcsError extends Error {
     super(message);
     this.name = 'JcsError';
   }
-}
-
-const referenceImpl = canonicalizeLib as unknown as (value: unknown) => string | undefined;
-
-/** The `canonicalize` package, unwrapped (accepts toJSON, drops undefined): for cross-checking only. */
-export function canonicalizeReference(value: unknown): string | undefined {
-  return referenceImpl(value);
 }
 
 // ES2024 String.prototype.isWellFormed (Node 20+); the project's lib setting predates it.
