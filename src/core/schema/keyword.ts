@@ -6,7 +6,7 @@
 import type { Json, JsonObject } from '../types.js';
 import type { Dialect } from './dialects.js';
 import type { SchemaWarning, WorkLimits } from './engine.js';
-import type { Holder, ResourceRecord, Validate } from './runtime.js';
+import type { EvalContext, Holder, ResourceRecord, Validate } from './runtime.js';
 
 /** Which instances a keyword applies to; `last` runs after every other keyword (unevaluated*). */
 export type KeywordGroup = 'any' | 'number' | 'string' | 'array' | 'object' | 'last';
@@ -54,4 +54,16 @@ export interface KeywordDefinition {
   readonly keyword: string;
   readonly group: KeywordGroup;
   compile(k: KeywordContext): Validate | null;
+}
+
+/**
+ * Counts one passed check (docs/protocol.md#schema-checks), except inside
+ * anyOf/oneOf/not/contains/if where nothing is counted. Every assertion keyword
+ * counts its passes through here; failures are counted by report().
+ */
+export function countPass(ctx: EvalContext): void {
+  if (ctx.silent === 0) {
+    ctx.passed++;
+    ctx.total++;
+  }
 }

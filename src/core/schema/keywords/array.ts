@@ -5,7 +5,7 @@
  * `minContains` and `maxContains`, one more each).
  */
 import type { Json } from '../../types.js';
-import type { KeywordContext, KeywordDefinition } from '../keyword.js';
+import { countPass, type KeywordContext, type KeywordDefinition } from '../keyword.js';
 import { Annotations, report, type EvalContext, type Validate } from '../runtime.js';
 
 function count(keyword: string, op: string, cmp: (n: number, l: number) => boolean): KeywordDefinition {
@@ -21,7 +21,7 @@ function count(keyword: string, op: string, cmp: (n: number, l: number) => boole
         const n = (data as Json[]).length;
         const ok = cmp(n, limit);
         if (ok) {
-          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+          countPass(ctx);
         } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, `${n} items`, `have ${expected}`);
         return ok;
       };
@@ -76,7 +76,7 @@ export const uniqueItemsKeyword: KeywordDefinition = {
       const dup = firstDuplicate(data as Json[], ctx);
       const ok = dup < 0;
       if (ok) {
-        if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+        countPass(ctx);
       } else if (ctx.silent === 0) report(ctx, 'uniqueItems', sp, 'unique items', `duplicate at index ${dup}`, 'have unique items');
       return ok;
     };
@@ -119,7 +119,7 @@ function rest(k: KeywordContext, keyword: string, value: Json, from: number, seg
       const n = (data as Json[]).length;
       const ok = n <= from;
       if (ok) {
-        if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+        countPass(ctx);
       } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, `${n} items`, `have ${expected}`);
       return ok;
     };
@@ -191,7 +191,7 @@ export const unevaluatedItemsKeyword: KeywordDefinition = {
         for (let i = 0; i < data.length; i++) if (!e.hasItem(i)) { bad = i; break; }
         ok = bad < 0;
         if (ok) {
-          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+          countPass(ctx);
         } else if (ctx.silent === 0) report(ctx, 'unevaluatedItems', sp, 'no unevaluated items', `item at index ${bad}`, 'have no unevaluated items');
       } else if (sub !== null) {
         for (let i = 0; i < data.length; i++) {
@@ -254,12 +254,12 @@ export const containsKeyword: KeywordDefinition = {
       const okMin = n >= min;
       const okMax = n <= max;
       if (ctx.silent === 0) {
-        if (okContains) { ctx.passed++; ctx.total++; } else report(ctx, 'contains', sp, expected, `${n} matching`, `contain ${expected}`);
+        if (okContains) countPass(ctx); else report(ctx, 'contains', sp, expected, `${n} matching`, `contain ${expected}`);
         if (hasMin) {
-          if (okMin) { ctx.passed++; ctx.total++; } else report(ctx, 'minContains', minPath, expectedMin, `${n} matching`, `contain ${expectedMin}`);
+          if (okMin) countPass(ctx); else report(ctx, 'minContains', minPath, expectedMin, `${n} matching`, `contain ${expectedMin}`);
         }
         if (max !== Infinity) {
-          if (okMax) { ctx.passed++; ctx.total++; } else report(ctx, 'maxContains', maxPath, expectedMax, `${n} matching`, `contain ${expectedMax}`);
+          if (okMax) countPass(ctx); else report(ctx, 'maxContains', maxPath, expectedMax, `${n} matching`, `contain ${expectedMax}`);
         }
       }
       return okMin && okMax;

@@ -5,7 +5,7 @@
  * (`then` or `else`) is transparent.
  */
 import type { Json } from '../../types.js';
-import type { KeywordContext, KeywordDefinition } from '../keyword.js';
+import { countPass, type KeywordContext, type KeywordDefinition } from '../keyword.js';
 import { Annotations, report, type Validate } from '../runtime.js';
 
 function schemaList(k: KeywordContext): Validate[] {
@@ -54,7 +54,7 @@ export const anyOfKeyword: KeywordDefinition = {
       }
       ctx.silent--;
       if (ctx.silent === 0) {
-        if (ok) { ctx.passed++; ctx.total++; } else report(ctx, 'anyOf', sp, expected, 'no match', 'match at least one schema of anyOf');
+        if (ok) countPass(ctx); else report(ctx, 'anyOf', sp, expected, 'no match', 'match at least one schema of anyOf');
       }
       return ok;
     };
@@ -84,7 +84,7 @@ export const oneOfKeyword: KeywordDefinition = {
       const ok = n === 1;
       if (ok && ev !== null && matched !== null) ctx.steps += ev.merge(matched);
       if (ctx.silent === 0) {
-        if (ok) { ctx.passed++; ctx.total++; } else report(ctx, 'oneOf', sp, expected, n === 0 ? 'no match' : 'more than one match', 'match exactly one schema of oneOf');
+        if (ok) countPass(ctx); else report(ctx, 'oneOf', sp, expected, n === 0 ? 'no match' : 'more than one match', 'match exactly one schema of oneOf');
       }
       return ok;
     };
@@ -102,7 +102,7 @@ export const notKeyword: KeywordDefinition = {
       const ok = !sub(data, ctx, null);
       ctx.silent--;
       if (ctx.silent === 0) {
-        if (ok) { ctx.passed++; ctx.total++; } else report(ctx, 'not', sp, 'no match for the schema in not', 'a match', 'not match the schema in not');
+        if (ok) countPass(ctx); else report(ctx, 'not', sp, 'no match for the schema in not', 'a match', 'not match the schema in not');
       }
       return ok;
     };

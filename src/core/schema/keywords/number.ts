@@ -3,7 +3,7 @@
  * `exclusiveMaximum`, `multipleOf`. They apply to numbers only (the compiler
  * runs them only for numeric instances), one check each.
  */
-import type { KeywordDefinition } from '../keyword.js';
+import { countPass, type KeywordDefinition } from '../keyword.js';
 import { report } from '../runtime.js';
 
 type Cmp = (a: number, b: number) => boolean;
@@ -20,7 +20,7 @@ function bound(keyword: string, op: string, cmp: Cmp): KeywordDefinition {
       return (data, ctx) => {
         const ok = cmp(data as number, limit);
         if (ok) {
-          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+          countPass(ctx);
         } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, String(data), `be ${expected}`);
         return ok;
       };
@@ -102,7 +102,7 @@ export const multipleOfKeyword: KeywordDefinition = {
     return (data, ctx) => {
       const ok = test(data as number);
       if (ok) {
-        if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+        countPass(ctx);
       } else if (ctx.silent === 0) report(ctx, 'multipleOf', sp, expected, String(data), `be a ${expected}`);
       return ok;
     };

@@ -6,7 +6,7 @@
  * subschema under additional/unevaluated/propertyNames is one check at the object).
  */
 import type { Json, JsonObject } from '../../types.js';
-import type { KeywordContext, KeywordDefinition } from '../keyword.js';
+import { countPass, type KeywordContext, type KeywordDefinition } from '../keyword.js';
 import { has, matchCounted, PROTO_KEYS, quoteList, report, type EvalContext, type Validate } from '../runtime.js';
 import { patternOf } from './string.js';
 
@@ -35,7 +35,7 @@ export const requiredKeyword: KeywordDefinition = {
           return false;
         }
       }
-      if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+      countPass(ctx);
       return true;
     };
   },
@@ -55,7 +55,7 @@ function propCount(keyword: string, op: string, cmp: (n: number, l: number) => b
         ctx.steps += n >> 2;
         const ok = cmp(n, limit);
         if (ok) {
-          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+          countPass(ctx);
         } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, `${n} properties`, `have ${expected}`);
         return ok;
       };
@@ -83,7 +83,7 @@ function dependentChecker(keyword: string, sp: string, deps: Array<[string, stri
         }
       }
     }
-    if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+    countPass(ctx);
     return true;
   };
 }
@@ -247,7 +247,7 @@ export const additionalPropertiesKeyword: KeywordDefinition = {
           (extra ??= []).push(key);
         }
         if (extra === null) {
-          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+          countPass(ctx);
           return true;
         }
         report(ctx, 'additionalProperties', sp, 'no additional properties', `${extra.length === 1 ? 'property' : 'properties'} ${quoteList(extra)}`, 'have no additional properties');
@@ -289,7 +289,7 @@ export const propertyNamesKeyword: KeywordDefinition = {
         const n = Object.keys(data as JsonObject).length;
         const ok = n === 0;
         if (ok) {
-          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+          countPass(ctx);
         } else if (ctx.silent === 0) report(ctx, 'propertyNames', sp, 'no properties', `${n} properties`, 'have no properties');
         return ok;
       };
@@ -333,7 +333,7 @@ export const unevaluatedPropertiesKeyword: KeywordDefinition = {
         }
         ok = extra === null;
         if (ok) {
-          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+          countPass(ctx);
         } else report(ctx, 'unevaluatedProperties', sp, 'no unevaluated properties', `${extra!.length === 1 ? 'property' : 'properties'} ${quoteList(extra!)}`, 'have no unevaluated properties');
       } else {
         if (ctx.declared !== null) ctx.declareAll(data);

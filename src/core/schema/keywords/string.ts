@@ -3,7 +3,7 @@
  * and `format` (counted only for the formats the engine asserts).
  */
 import { getFormat } from '../formats/index.js';
-import type { KeywordDefinition } from '../keyword.js';
+import { countPass, type KeywordDefinition } from '../keyword.js';
 import { compilePattern, PatternLimitError } from '../regex.js';
 import { boundedPattern } from './bounded-pattern.js';
 import { SchemaCompileError } from '../engine.js';
@@ -27,7 +27,7 @@ function length(keyword: string, op: string, min: boolean): KeywordDefinition {
         if (min) ok = s.length >= limit && (s.length >= 2 * limit || countedLength(s, ctx) >= limit);
         else ok = s.length <= limit || countedLength(s, ctx) <= limit;
         if (ok) {
-          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+          countPass(ctx);
         } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, `length ${stringLength(s)}`, `have ${expected}`);
         return ok;
       };
@@ -95,7 +95,7 @@ export const patternKeyword: KeywordDefinition = {
     return (data, ctx) => {
       const ok = matchCounted(re, data as string, ctx, sp);
       if (ok) {
-        if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+        countPass(ctx);
       } else if (ctx.silent === 0) report(ctx, 'pattern', sp, expected, `string of length ${stringLength(data as string)}`, `match ${expected}`);
       return ok;
     };
@@ -123,7 +123,7 @@ export const formatKeyword: KeywordDefinition = {
       ctx.steps += formatSteps(data as string);
       const ok = check(data as string);
       if (ok) {
-        if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+        countPass(ctx);
       } else if (ctx.silent === 0) report(ctx, 'format', sp, expected, `string of length ${stringLength(data as string)}`, `be a valid ${k.value}`);
       return ok;
     };

@@ -2,7 +2,7 @@
  * @module `type`, `enum` and `const`: one check each at every location they apply to.
  */
 import type { Json } from '../../types.js';
-import type { KeywordDefinition } from '../keyword.js';
+import { countPass, type KeywordDefinition } from '../keyword.js';
 import { describe, jsonEqual, jsonType, report } from '../runtime.js';
 
 const TYPES = new Set(['null', 'boolean', 'object', 'array', 'number', 'integer', 'string']);
@@ -47,24 +47,24 @@ export const typeKeyword: KeywordDefinition = {
       if (t === 'string')
         return (data, ctx) => {
           if (typeof data !== 'string') return fail(data, ctx);
-          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+          countPass(ctx);
           return true;
         };
       if (t === 'integer')
         return (data, ctx) => {
           if (typeof data !== 'number' || !Number.isInteger(data)) return fail(data, ctx);
-          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+          countPass(ctx);
           return true;
         };
       if (t === 'object')
         return (data, ctx) => {
           if (typeof data !== 'object' || data === null || Array.isArray(data)) return fail(data, ctx);
-          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+          countPass(ctx);
           return true;
         };
       return (data, ctx) => {
         if (!m(data)) return fail(data, ctx);
-        if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+        countPass(ctx);
         return true;
       };
     }
@@ -72,7 +72,7 @@ export const typeKeyword: KeywordDefinition = {
     return (data, ctx) => {
       for (let i = 0; i < ms.length; i++) {
         if (ms[i](data)) {
-          if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+          countPass(ctx);
           return true;
         }
       }
@@ -108,7 +108,7 @@ export const enumKeyword: KeywordDefinition = {
         for (let i = 0; i < complex.length; i++) if (jsonEqual(complex[i], data)) { ok = true; break; }
       }
       if (ok) {
-        if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+        countPass(ctx);
       } else if (ctx.silent === 0) report(ctx, 'enum', sp, expected, describe(data), `be ${expected}`);
       return ok;
     };
@@ -126,7 +126,7 @@ export const constKeyword: KeywordDefinition = {
     return (data, ctx) => {
       const ok = jsonEqual(c, data);
       if (ok) {
-        if (ctx.silent === 0) { ctx.passed++; ctx.total++; }
+        countPass(ctx);
       } else if (ctx.silent === 0) report(ctx, 'const', sp, expected, describe(data), `be ${expected}`);
       return ok;
     };
