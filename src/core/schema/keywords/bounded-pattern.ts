@@ -15,8 +15,22 @@ const CLASS_ESCAPES = new Set(['d', 'D', 'w', 'W', 's', 'S', ']', '\\', '-', '^'
 const ATOM_ESCAPES = new Set(['d', 'D', 'w', 'W', 's', 'S', '\\', '^', '$', '.', '*', '+', '?', '(', ')', '[', ']', '{', '}', '|', '/', '-']);
 const SPECIAL = new Set(['\\', '^', '$', '.', '|', '?', '*', '+', '(', ')', '[', ']', '{', '}']);
 
-/** A native pattern with its work-limit figures (see WeightedPattern in ../runtime.ts). */
-export type BoundedPattern = RegExp & { readonly weight: number; readonly size: number };
+/**
+ * A native pattern with its work-limit figures (see WeightedPattern in ../runtime.ts).
+ * The RegExp is held, not extended: a RegExp with own properties added leaves
+ * V8's fast path, and `test` then costs several times the match itself.
+ */
+export class BoundedPattern {
+  constructor(
+    private readonly re: RegExp,
+    readonly weight: number,
+    readonly size: number,
+  ) {}
+
+  test(s: string): boolean {
+    return this.re.test(s);
+  }
+}
 
 /**
  * A native RegExp for `source` when it is in the bounded class above, else null.
@@ -79,5 +93,5 @@ export function boundedPattern(source: string): BoundedPattern | null {
     return null;
   }
   // V8 compiles these small patterns cheaply: a tenth of the general size per character
-  return Object.assign(re, { weight: 1 + Math.floor((paths * cps.length) / 16), size: Math.ceil(cps.length / 10) });
+  return new BoundedPattern(re, 1 + Math.floor((paths * cps.length) / 16), Math.ceil(cps.length / 10));
 }
