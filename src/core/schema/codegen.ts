@@ -14,7 +14,7 @@ import { multipleOfTest } from './keywords/number.js';
 import { formatSteps, patternOf } from './keywords/string.js';
 import { getFormat } from './formats/index.js';
 import type { Dialect } from './dialects.js';
-import { countedLength, matchCounted, PROTO_KEYS, type EvalContext, type Validate } from './runtime.js';
+import { PATTERN_CALL_STEPS, PathSegment, PROTO_KEYS, StepLimitError, stringLength, type EvalContext, type Validate } from './runtime.js';
 
 /** One compiled keyword of a schema object, as the compiler recorded it. */
 export interface CompiledKeyword {
@@ -45,6 +45,13 @@ export interface CodegenSource {
 }
 
 const MAX_INLINED_NODES = 150;
+
+/** Inline checks that charge steps beyond the node's own weight (see check()). */
+const CHARGING: ReadonlySet<string> = new Set(['minLength', 'maxLength', 'pattern', 'format']);
+
+function stepLimit(schemaPath: string): never {
+  throw new StepLimitError(schemaPath);
+}
 const MAX_DEPTH = 8;
 
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -90,12 +97,13 @@ class Generator {
   /** Call a closure at the location `segs` below the function's root, stopping on failure in silent mode. */
   private callAt(fn: Validate, data: string, segs: string[]): void {
     const f = this.v(fn);
+    // the closure charges ctx.steps itself: hand it the local count and take it back
     if (segs.length === 0) {
-      this.emit(`if (!${f}(${data}, ctx, null)) { if (!s) return false; ok = false; }`);
-      return;
+      this.emit(`ctx.steps = st; r = ${f}(${data}, ctx, null); st = ctx.steps;`);
+    } else {
+      this.emit(`ctx.steps = st; ctx.path.push(${segs.join(', ')});`);
+      this.emit(`r = ${f}(${data}, ctx, null); ${pops(segs.length)} st = ctx.steps;`);
     }
-    this.emit(`ctx.path.push(${segs.join(', ')});`);
-    this.emit(`r = ${f}(${data}, ctx, null); ${pops(segs.length)}`);
     this.emit(`if (!r) { if (!s) return false; ok = false; }`);
   }
 
@@ -106,13 +114,15 @@ class Generator {
    * a request is over or under the work limit whether or not its schema was
    * already accelerated.
    */
-  private check(cond: string, fn: Validate, data: string, segs: string[], marked = false): void {
+  private check(cond: string, charges: boolean, fn: Validate, data: string, segs: string[], marked = false): void {
     const f = this.v(fn);
-    if (!marked) this.emit(`S = ctx.steps;`);
+    if (charges && !marked) this.emit(`S = st;`);
     this.emit(`if (${cond}) P++; else {`);
-    this.emit(`  if (!s) return false; ok = false; ctx.steps = S;`);
+    // silent: stop with the charges made so far; else the closure re-charges from before the test
+    this.emit(`  if (!s) { ctx.steps = st; return false; } ok = false; ctx.steps = ${charges ? 'S' : 'st'};`);
     if (segs.length > 0) this.emit(`  ctx.path.push(${segs.join(', ')}); ${f}(${data}, ctx, null); ${pops(segs.length)}`);
     else this.emit(`  ${f}(${data}, ctx, null);`);
+    this.emit(`  st = ctx.steps;`);
     this.emit(`}`);
   }
 
@@ -161,17 +171,20 @@ class Generator {
         return `${d} < ${value}`;
       case 'multipleOf':
         return `${this.v(multipleOfTest(value as number))}(${d})`;
+      // countedLength(), matchCounted() and the format keyword's charge, on the local step count
       case 'minLength':
-        return `(${d}.length >= ${value} && (${d}.length >= ${2 * (value as number)} || ${this.v(countedLength)}(${d}, ctx) >= ${value}))`;
+        return `(${d}.length >= ${value} && (${d}.length >= ${2 * (value as number)} || ((st += ${d}.length >> 4), ${this.v(stringLength)}(${d})) >= ${value}))`;
       case 'maxLength':
-        return `(${d}.length <= ${value} || ${this.v(countedLength)}(${d}, ctx) <= ${value})`;
+        return `(${d}.length <= ${value} || ((st += ${d}.length >> 4), ${this.v(stringLength)}(${d})) <= ${value})`;
       case 'pattern': {
         const path = `${at}/pattern`;
-        return `${this.v(matchCounted)}(${this.v(patternOf(value as string, path))}, ${d}, ctx, ${JSON.stringify(path)})`;
+        const p = patternOf(value as string, path);
+        const charge = `(st += ${PATTERN_CALL_STEPS} + ${p.weight} * (${d}.length + 1)) > M`;
+        return `(${charge} ? ${this.v(stepLimit)}(${JSON.stringify(path)}) : ${this.v(p)}.test(${d}))`;
       }
       case 'format': {
         const f = getFormat(value as string, dialect.standard);
-        return f === undefined ? null : `((ctx.steps += ${this.v(formatSteps)}(${d})), ${this.v(f)}(${d}))`;
+        return f === undefined ? null : `((st += ${this.v(formatSteps)}(${d})), ${this.v(f)}(${d}))`;
       }
       case 'minItems':
         return `${d}.length >= ${value}`;
@@ -205,7 +218,7 @@ class Generator {
     const dialect = this.src.dialectOf(schema);
     const at = this.src.pathOf(schema);
     // the same step charge as the closure of this schema (see buildNode in compiler.ts)
-    this.emit(`if ((ctx.steps += ${this.src.weightOf(schema)}) > ctx.maxSteps) ctx.enter(0, ${JSON.stringify(at)});`);
+    this.emit(`if ((st += ${this.src.weightOf(schema)}) > M) { ctx.steps = st; ctx.enter(0, ${JSON.stringify(at)}); }`);
     const byGroup: Record<'number' | 'string' | 'array' | 'object', CompiledKeyword[]> = { number: [], string: [], array: [], object: [] };
     for (const k of kws) {
       if (k.group === 'any') this.keyword(schema, k, d, segs, depth, dialect, at);
@@ -242,7 +255,7 @@ class Generator {
         const c = this.id('d');
         this.emit(`const ${c} = ${this.prop(d, key)};`);
         this.emit(`if (${c} !== undefined) {`);
-        this.child(sub, schema, 'properties', key, c, [...segs, JSON.stringify(key)], depth);
+        this.child(sub, schema, 'properties', key, c, [...segs, this.v(new PathSegment(key))], depth);
         this.emit('}');
       }
       return;
@@ -274,15 +287,15 @@ class Generator {
       const extra = this.id('x');
       const test =
         declared.length === 0 ? 'true' : declared.length <= 8 ? declared.map((p) => `${key} !== ${JSON.stringify(p)}`).join(' && ') : `!${this.v(new Set(declared))}.has(${key})`;
-      this.emit(`let ${extra} = false; S = ctx.steps;`);
+      this.emit(`let ${extra} = false; S = st;`);
       // one step per own key examined, as the closure's key scan charges
-      this.emit(`for (const ${key} in ${d}) { if (H.call(${d}, ${key})) { ctx.steps++; if (${test}) { ${extra} = true; break; } } }`);
-      this.check(`!${extra}`, k.fn, d, segs, true);
+      this.emit(`for (const ${key} in ${d}) { if (H.call(${d}, ${key})) { st++; if (${test}) { ${extra} = true; break; } } }`);
+      this.check(`!${extra}`, true, k.fn, d, segs, true);
       return;
     }
     const c = this.cond(k.keyword, value, d, dialect, at);
     if (c === null) this.callAt(k.fn, d, segs);
-    else this.check(c, k.fn, d, segs);
+    else this.check(c, CHARGING.has(k.keyword), k.fn, d, segs);
   }
 
   private child(sub: Json, parent: JsonObject, keyword: string, key: string | undefined, d: string, segs: string[], depth: number): void {
@@ -299,8 +312,10 @@ class Generator {
     const body = [
       'const s = ctx.silent === 0;',
       'const D = ctx.declared !== null;',
-      'let ok = true; let P = 0; let r = true; let S = 0;',
+      // steps are counted in a local and written back before any call that reads or charges them
+      'let ok = true; let P = 0; let r = true; let S = 0; let st = ctx.steps; const M = ctx.maxSteps;',
       ...this.lines,
+      'ctx.steps = st;',
       'if (s) { ctx.passed += P; ctx.total += P; }',
       'return ok;',
     ].join('\n');

@@ -18,7 +18,7 @@ import { KEYWORDS } from './keywords/index.js';
 import { generate, type CodegenSource, type CompiledKeyword } from './codegen.js';
 import { compileRefKeyword } from './keywords/ref.js';
 import { META_SCHEMAS } from './meta/index.js';
-import { Annotations, report, jsonType, type EvalContext, type Holder, type ResourceRecord, type Validate } from './runtime.js';
+import { Annotations, foundType, report, jsonType, type EvalContext, type Holder, type ResourceRecord, type Validate } from './runtime.js';
 import { DEFAULT_BASE, escapePointerSegment, normalizeUri, pointerSegments, resolveUri, splitRef } from './uri.js';
 
 interface NodeInfo {
@@ -494,7 +494,7 @@ function keywordSteps(keyword: string, value: Json): number {
 /** `false` as a subschema: one failed check at the location it is applied to. */
 function falseSchema(schemaPath: string): Validate {
   return (data, ctx) => {
-    if (ctx.silent === 0) report(ctx, 'false', schemaPath, 'no value (schema false)', `type ${jsonType(data)}`, 'not be present');
+    if (ctx.silent === 0) report(ctx, 'false', schemaPath, 'no value (schema false)', foundType(data), 'not be present');
     return false;
   };
 }

@@ -36,7 +36,7 @@ import {
 } from './engine.js';
 import { Compiler } from './compiler.js';
 import { DIALECT_2020, standardDialect } from './dialects.js';
-import { EvalContext, NO_FAILURES, StepLimitError, formatPath, type Declaration } from './runtime.js';
+import { EvalContext, Evaluation, NO_FAILURES, PendingFailure, StepLimitError, formatPath, type Declaration } from './runtime.js';
 import { escapePointerSegment } from './uri.js';
 
 export { DEFAULT_WORK_LIMITS, SchemaCompileError } from './engine.js';
@@ -198,14 +198,9 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
             // a reference cycle that never descends into the instance
             ctx.total++;
             ctx.failures = [...ctx.failures];
-            ctx.failures.push({
-              keyword: '$ref',
-              instancePath: '$',
-              schemaPath: '#',
-              expected: 'a schema whose references terminate',
-              found: 'endless recursion',
-              message: '$: must be checkable by a schema whose references terminate, found endless recursion',
-            });
+            ctx.failures.push(
+              new PendingFailure('$ref', '#', 'a schema whose references terminate', 'endless recursion', 'be checkable by a schema whose references terminate', []),
+            );
             valid = false;
           }
           // charges made after the last check point count too: over means over, on every path
@@ -214,13 +209,7 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
             spare = ctx;
             throw evaluationTooComplex('#', maxSteps);
           }
-          const result: SchemaEvaluation = {
-            valid,
-            passed: ctx.passed,
-            total: ctx.total,
-            failures: ctx.failures === NO_FAILURES ? [] : ctx.failures,
-            steps: ctx.steps,
-          };
+          const result = new Evaluation(valid, ctx.passed, ctx.total, ctx.failures, ctx.steps);
           if (ctx.omitted > 0) {
             result.omitted = ctx.omitted;
             result.omittedKeywords = ctx.omittedKeywords;

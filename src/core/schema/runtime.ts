@@ -6,7 +6,7 @@
  * so a passing evaluation allocates almost nothing.
  */
 import type { Json, JsonObject } from '../types.js';
-import type { SchemaFailure } from './engine.js';
+import type { SchemaEvaluation, SchemaFailure } from './engine.js';
 
 /** A compiled (sub)schema: true when `data` is valid. */
 export type Validate = (data: Json, ctx: EvalContext, ev: Annotations | null) => boolean;
@@ -112,7 +112,7 @@ export function countedLength(s: string, ctx: EvalContext): number {
 }
 
 /** Shared empty failure list; replaced by a fresh array on the first failure. */
-export const NO_FAILURES: SchemaFailure[] = [];
+export const NO_FAILURES: PendingFailure[] = [];
 
 /** Mutable state of one `evaluate()` call. */
 export class EvalContext {
@@ -121,9 +121,9 @@ export class EvalContext {
   passed = 0;
   total = 0;
   /** NO_FAILURES (shared, never written) until the first failure. */
-  failures: SchemaFailure[] = NO_FAILURES;
+  failures: PendingFailure[] = NO_FAILURES;
   /** Keys and indices from the root to the current instance location. */
-  path: Array<string | number> = [];
+  path: PathEntry[] = [];
   /** Dynamic scope: resources entered, outermost first. */
   dyn: ResourceRecord[] = [];
   /**
@@ -176,20 +176,103 @@ export class EvalContext {
 
 export type Declaration = object | string | readonly string[] | true;
 
-const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+/**
+ * A property name known when the schema is compiled (`properties`), formatted
+ * for instance paths once then, so a failure below it only joins strings.
+ */
+export class PathSegment {
+  readonly text: string;
+  constructor(readonly key: string) {
+    this.text = segment(key);
+  }
+}
+
+/** One step of the instance path: an array index, a property name, or a pre-formatted property name. */
+export type PathEntry = string | number | PathSegment;
 
 /** `$`-notation for a path: `$.a[1]['b.c']`. */
-export function formatPath(path: ReadonlyArray<string | number>, extra?: string | number): string {
+export function formatPath(path: ReadonlyArray<PathEntry>, extra?: string | number): string {
   let s = '$';
-  for (const seg of path) s += segment(seg);
+  for (let i = 0; i < path.length; i++) {
+    const seg = path[i];
+    s += typeof seg === 'object' ? seg.text : segment(seg);
+  }
   if (extra !== undefined) s += segment(extra);
   return s;
 }
 
+/** `/^[A-Za-z_$][A-Za-z0-9_$]*$/` without a regex call (this runs for every failure). */
+function isIdentifier(s: string): boolean {
+  if (s.length === 0) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if ((c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95 || c === 36) continue;
+    if (i > 0 && c >= 48 && c <= 57) continue;
+    return false;
+  }
+  return true;
+}
+
 function segment(seg: string | number): string {
-  if (typeof seg === 'number') return `[${seg}]`;
-  if (IDENT.test(seg)) return `.${seg}`;
+  if (typeof seg === 'number') return '[' + seg + ']';
+  if (isIdentifier(seg)) return '.' + seg;
   return `['${seg.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}']`;
+}
+
+/**
+ * A failure as recorded while evaluating: everything its texts are made of, but
+ * not the texts. The instance path and the message are joined when
+ * SchemaEvaluation.failures is first read, so judging a failing document costs
+ * about what judging a passing one does (most of a failure's cost was its strings).
+ * Everything it holds is fixed when recorded (strings and a copy of the path),
+ * so the texts do not depend on when they are read.
+ */
+export class PendingFailure {
+  constructor(
+    readonly keyword: string,
+    readonly schemaPath: string,
+    readonly expected: string,
+    readonly found: string,
+    /** The message's verb phrase: `<path>: must <must>, found <found>`. */
+    readonly must: string,
+    /** The instance path when the failure was recorded (a copy). */
+    readonly path: readonly PathEntry[],
+  ) {}
+
+  build(): SchemaFailure {
+    const instancePath = formatPath(this.path);
+    const { keyword, schemaPath, expected, found, must } = this;
+    return { keyword, instancePath, schemaPath, expected, found, message: instancePath + ': must ' + must + ', found ' + found };
+  }
+}
+
+/** A `required` failure: its expected text lists the missing names (built on read, like the rest). */
+class MissingFailure extends PendingFailure {
+  constructor(keyword: string, schemaPath: string, private readonly missing: readonly string[], path: readonly PathEntry[]) {
+    super(keyword, schemaPath, '', 'missing', '', path);
+  }
+
+  override build(): SchemaFailure {
+    const expected = this.missing.length === 1 ? `property ${quoteList(this.missing)}` : `properties ${quoteList(this.missing)}`;
+    const instancePath = formatPath(this.path);
+    const { keyword, schemaPath, found } = this;
+    return { keyword, instancePath, schemaPath, expected, found, message: `${instancePath}: must have ${expected}, found ${found}` };
+  }
+}
+
+/** Counts one failed check: true when it is to be recorded, false when only counted (past maxFailures). */
+function countFailure(ctx: EvalContext, keyword: string): boolean {
+  ctx.total++;
+  if (ctx.failures.length >= ctx.maxFailures) {
+    // counted, not built: a failing 1 MiB output costs steps per item, not per message
+    ctx.steps += OMITTED_FAILURE_STEPS;
+    ctx.omitted++;
+    if (!ctx.omittedKeywords.includes(keyword)) ctx.omittedKeywords.push(keyword);
+    return false;
+  }
+  ctx.steps += FAILURE_STEPS;
+  if (ctx.failures === NO_FAILURES) ctx.failures = [];
+  return true;
 }
 
 /** Counts one check; on failure records it with a message built from `must` and `found`. */
@@ -202,25 +285,80 @@ export function report(
   must: string,
   extra?: string | number,
 ): void {
-  ctx.total++;
-  if (ctx.failures.length >= ctx.maxFailures) {
-    // counted, not built: a failing 1 MiB output costs steps per item, not per message
-    ctx.steps += OMITTED_FAILURE_STEPS;
-    ctx.omitted++;
-    if (!ctx.omittedKeywords.includes(keyword)) ctx.omittedKeywords.push(keyword);
-    return;
+  if (!countFailure(ctx, keyword)) return;
+  const path = extra === undefined ? ctx.path.slice() : [...ctx.path, extra];
+  ctx.failures.push(new PendingFailure(keyword, schemaPath, expected, found, must, path));
+}
+
+/**
+ * report() for `required`-like keywords: expected is `property 'a'` or
+ * `properties 'a', 'b'` from the missing names, found is `missing`.
+ */
+export function reportMissing(ctx: EvalContext, keyword: string, schemaPath: string, missing: readonly string[]): void {
+  if (!countFailure(ctx, keyword)) return;
+  ctx.failures.push(new MissingFailure(keyword, schemaPath, missing, ctx.path.slice()));
+}
+
+/**
+ * The result of one evaluation. Failures are kept as recorded and written out
+ * (SchemaFailure objects with their texts) on the first read of `failures`;
+ * toJSON() gives the same plain object as before, failures included.
+ */
+export class Evaluation implements SchemaEvaluation {
+  declare omitted?: number;
+  declare omittedKeywords?: string[];
+  declare undeclared?: string[];
+  #pending: readonly PendingFailure[];
+  #built: SchemaFailure[] | null = null;
+
+  constructor(
+    public valid: boolean,
+    public passed: number,
+    public total: number,
+    pending: readonly PendingFailure[],
+    public steps: number,
+  ) {
+    this.#pending = pending;
   }
-  ctx.steps += FAILURE_STEPS;
-  const instancePath = formatPath(ctx.path, extra);
-  if (ctx.failures === NO_FAILURES) ctx.failures = [];
-  ctx.failures.push({
-    keyword,
-    instancePath,
-    schemaPath,
-    expected,
-    found,
-    message: `${instancePath}: must ${must}, found ${found}`,
-  });
+
+  get failures(): SchemaFailure[] {
+    if (this.#built === null) {
+      const p = this.#pending;
+      const out: SchemaFailure[] = new Array(p.length);
+      for (let i = 0; i < p.length; i++) out[i] = p[i].build();
+      this.#built = out;
+    }
+    return this.#built;
+  }
+
+  set failures(list: SchemaFailure[]) {
+    this.#built = list;
+  }
+
+  /** The plain form (JSON, logs): the same keys in the same order as a plain result object. */
+  toJSON(): SchemaEvaluation {
+    const o: SchemaEvaluation = { valid: this.valid, passed: this.passed, total: this.total, failures: this.failures, steps: this.steps };
+    if (this.omitted !== undefined) o.omitted = this.omitted;
+    if (this.omittedKeywords !== undefined) o.omittedKeywords = this.omittedKeywords;
+    if (this.undeclared !== undefined) o.undeclared = this.undeclared;
+    return o;
+  }
+}
+
+/** `type <name>` as failures describe what was found (a table: failures must stay cheap). */
+export function foundType(v: Json): string {
+  if (v === null) return 'type null';
+  if (Array.isArray(v)) return 'type array';
+  switch (typeof v) {
+    case 'number':
+      return Number.isInteger(v) ? 'type integer' : 'type number';
+    case 'string':
+      return 'type string';
+    case 'boolean':
+      return 'type boolean';
+    default:
+      return 'type ' + typeof v;
+  }
 }
 
 /** JSON type name, with `integer` for integral numbers. */

@@ -17,12 +17,13 @@ function count(keyword: string, op: string, cmp: (n: number, l: number) => boole
       const limit = k.value;
       const sp = k.schemaPath;
       const expected = `${op} ${limit} items`;
+      const must = `have ${expected}`;
       return (data, ctx) => {
         const n = (data as Json[]).length;
         const ok = cmp(n, limit);
         if (ok) {
           countPass(ctx);
-        } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, `${n} items`, `have ${expected}`);
+        } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, `${n} items`, must);
         return ok;
       };
     },
@@ -115,12 +116,13 @@ function rest(k: KeywordContext, keyword: string, value: Json, from: number, seg
   if (value === false) {
     const sp = k.pathOf(segments, sibling);
     const expected = from === 0 ? 'no items' : `at most ${from} items`;
+    const must = `have ${expected}`;
     return (data, ctx) => {
       const n = (data as Json[]).length;
       const ok = n <= from;
       if (ok) {
         countPass(ctx);
-      } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, `${n} items`, `have ${expected}`);
+      } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, `${n} items`, must);
       return ok;
     };
   }
@@ -233,6 +235,9 @@ export const containsKeyword: KeywordDefinition = {
     const expected = need === 0 ? 'any number of items matching contains' : 'at least 1 item matching contains';
     const expectedMin = `at least ${min} ${min === 1 ? 'item' : 'items'} matching contains`;
     const expectedMax = `at most ${max} items matching contains`;
+    const must = `contain ${expected}`;
+    const mustMin = `contain ${expectedMin}`;
+    const mustMax = `contain ${expectedMax}`;
     const hasMin = minV !== undefined;
     return (data, ctx: EvalContext, ev: Annotations | null) => {
       const a = data as Json[];
@@ -254,12 +259,12 @@ export const containsKeyword: KeywordDefinition = {
       const okMin = n >= min;
       const okMax = n <= max;
       if (ctx.silent === 0) {
-        if (okContains) countPass(ctx); else report(ctx, 'contains', sp, expected, `${n} matching`, `contain ${expected}`);
+        if (okContains) countPass(ctx); else report(ctx, 'contains', sp, expected, `${n} matching`, must);
         if (hasMin) {
-          if (okMin) countPass(ctx); else report(ctx, 'minContains', minPath, expectedMin, `${n} matching`, `contain ${expectedMin}`);
+          if (okMin) countPass(ctx); else report(ctx, 'minContains', minPath, expectedMin, `${n} matching`, mustMin);
         }
         if (max !== Infinity) {
-          if (okMax) countPass(ctx); else report(ctx, 'maxContains', maxPath, expectedMax, `${n} matching`, `contain ${expectedMax}`);
+          if (okMax) countPass(ctx); else report(ctx, 'maxContains', maxPath, expectedMax, `${n} matching`, mustMax);
         }
       }
       return okMin && okMax;

@@ -17,11 +17,12 @@ function bound(keyword: string, op: string, cmp: Cmp): KeywordDefinition {
       const limit = k.value;
       const sp = k.schemaPath;
       const expected = `${op} ${limit}`;
+      const must = `be ${expected}`;
       return (data, ctx) => {
         const ok = cmp(data as number, limit);
         if (ok) {
           countPass(ctx);
-        } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, String(data), `be ${expected}`);
+        } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, String(data), must);
         return ok;
       };
     },
@@ -98,12 +99,13 @@ export const multipleOfKeyword: KeywordDefinition = {
     const m = k.value;
     const sp = k.schemaPath;
     const expected = `multiple of ${m}`;
+    const must = `be a ${expected}`;
     const test = multipleOfTest(m);
     return (data, ctx) => {
       const ok = test(data as number);
       if (ok) {
         countPass(ctx);
-      } else if (ctx.silent === 0) report(ctx, 'multipleOf', sp, expected, String(data), `be a ${expected}`);
+      } else if (ctx.silent === 0) report(ctx, 'multipleOf', sp, expected, String(data), must);
       return ok;
     };
   },

@@ -7,7 +7,7 @@
  */
 import type { Json, JsonObject } from '../../types.js';
 import { countPass, type KeywordContext, type KeywordDefinition } from '../keyword.js';
-import { has, matchCounted, PROTO_KEYS, quoteList, report, type EvalContext, type Validate } from '../runtime.js';
+import { has, matchCounted, PathSegment, PROTO_KEYS, quoteList, report, reportMissing, type EvalContext, type Validate } from '../runtime.js';
 import { patternOf } from './string.js';
 
 function isStringArray(v: Json): v is string[] {
@@ -27,11 +27,7 @@ export const requiredKeyword: KeywordDefinition = {
       const o = data as JsonObject;
       for (let i = 0; i < n; i++) {
         if (!has(o, keys[i])) {
-          if (ctx.silent === 0) {
-            const missing = keys.filter((key) => !has(o, key));
-            const expected = missing.length === 1 ? `property ${quoteList(missing)}` : `properties ${quoteList(missing)}`;
-            report(ctx, 'required', sp, expected, 'missing', `have ${expected}`);
-          }
+          if (ctx.silent === 0) reportMissing(ctx, 'required', sp, keys.filter((key) => !has(o, key)));
           return false;
         }
       }
@@ -50,13 +46,14 @@ function propCount(keyword: string, op: string, cmp: (n: number, l: number) => b
       const limit = k.value;
       const sp = k.schemaPath;
       const expected = `${op} ${limit} properties`;
+      const must = `have ${expected}`;
       return (data, ctx) => {
         const n = Object.keys(data as JsonObject).length;
         ctx.steps += n >> 2;
         const ok = cmp(n, limit);
         if (ok) {
           countPass(ctx);
-        } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, `${n} properties`, `have ${expected}`);
+        } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, `${n} properties`, must);
         return ok;
       };
     },
@@ -165,6 +162,7 @@ export const propertiesKeyword: KeywordDefinition = {
     const keys = Object.keys(k.value);
     const subs = keys.map((key) => k.sub((k.value as JsonObject)[key], [key]));
     const proto = keys.map((key) => PROTO_KEYS.has(key));
+    const segs = keys.map((key) => new PathSegment(key));
     const n = keys.length;
     return (data, ctx, ev) => {
       const o = data as JsonObject;
@@ -173,7 +171,7 @@ export const propertiesKeyword: KeywordDefinition = {
         const key = keys[i];
         const v = o[key];
         if (v === undefined || (proto[i] && !has(o, key))) continue;
-        ctx.path.push(key);
+        ctx.path.push(segs[i]);
         const r = subs[i](v, ctx, null);
         ctx.path.pop();
         if (!r) {

@@ -20,6 +20,7 @@ function length(keyword: string, op: string, min: boolean): KeywordDefinition {
       const limit = k.value;
       const sp = k.schemaPath;
       const expected = `length ${op} ${limit}`;
+      const must = `have ${expected}`;
       return (data, ctx) => {
         const s = data as string;
         // s.length bounds the code-point count from above and is at most twice it
@@ -28,7 +29,7 @@ function length(keyword: string, op: string, min: boolean): KeywordDefinition {
         else ok = s.length <= limit || countedLength(s, ctx) <= limit;
         if (ok) {
           countPass(ctx);
-        } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, `length ${stringLength(s)}`, `have ${expected}`);
+        } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, `length ${stringLength(s)}`, must);
         return ok;
       };
     },
@@ -92,11 +93,12 @@ export const patternKeyword: KeywordDefinition = {
     const re = patternOf(k.value, k.schemaPath, k.state);
     const sp = k.schemaPath;
     const expected = `pattern ${k.value}`;
+    const must = `match ${expected}`;
     return (data, ctx) => {
       const ok = matchCounted(re, data as string, ctx, sp);
       if (ok) {
         countPass(ctx);
-      } else if (ctx.silent === 0) report(ctx, 'pattern', sp, expected, `string of length ${stringLength(data as string)}`, `match ${expected}`);
+      } else if (ctx.silent === 0) report(ctx, 'pattern', sp, expected, `string of length ${stringLength(data as string)}`, must);
       return ok;
     };
   },
@@ -119,12 +121,13 @@ export const formatKeyword: KeywordDefinition = {
     if (check === undefined) return null;
     const sp = k.schemaPath;
     const expected = `format ${k.value}`;
+    const must = `be a valid ${k.value}`;
     return (data, ctx) => {
       ctx.steps += formatSteps(data as string);
       const ok = check(data as string);
       if (ok) {
         countPass(ctx);
-      } else if (ctx.silent === 0) report(ctx, 'format', sp, expected, `string of length ${stringLength(data as string)}`, `be a valid ${k.value}`);
+      } else if (ctx.silent === 0) report(ctx, 'format', sp, expected, `string of length ${stringLength(data as string)}`, must);
       return ok;
     };
   },

@@ -3,7 +3,7 @@
  */
 import type { Json } from '../../types.js';
 import { countPass, type KeywordDefinition } from '../keyword.js';
-import { describe, jsonEqual, jsonType, report } from '../runtime.js';
+import { describe, foundType, jsonEqual, report } from '../runtime.js';
 
 const TYPES = new Set(['null', 'boolean', 'object', 'array', 'number', 'integer', 'string']);
 
@@ -36,8 +36,9 @@ export const typeKeyword: KeywordDefinition = {
     const names = list as string[];
     const sp = k.schemaPath;
     const expected = `type ${names.join(' or ')}`;
+    const must = `be ${expected}`;
     const fail = (data: Json, ctx: Parameters<typeof report>[0]): false => {
-      if (ctx.silent === 0) report(ctx, 'type', sp, expected, `type ${jsonType(data)}`, `be ${expected}`);
+      if (ctx.silent === 0) report(ctx, 'type', sp, expected, foundType(data), must);
       return false;
     };
     if (names.length === 1) {
@@ -100,6 +101,7 @@ export const enumKeyword: KeywordDefinition = {
       else prim.add(v);
     }
     const expected = expectedValues(values);
+    const must = `be ${expected}`;
     return (data, ctx) => {
       let ok: boolean;
       if (typeof data !== 'object' || data === null) ok = prim.has(data);
@@ -109,7 +111,7 @@ export const enumKeyword: KeywordDefinition = {
       }
       if (ok) {
         countPass(ctx);
-      } else if (ctx.silent === 0) report(ctx, 'enum', sp, expected, describe(data), `be ${expected}`);
+      } else if (ctx.silent === 0) report(ctx, 'enum', sp, expected, describe(data), must);
       return ok;
     };
   },
@@ -123,11 +125,12 @@ export const constKeyword: KeywordDefinition = {
     const sp = k.schemaPath;
     const text = JSON.stringify(c);
     const expected = `value ${text.length > 60 ? text.slice(0, 57) + '...' : text}`;
+    const must = `be ${expected}`;
     return (data, ctx) => {
       const ok = jsonEqual(c, data);
       if (ok) {
         countPass(ctx);
-      } else if (ctx.silent === 0) report(ctx, 'const', sp, expected, describe(data), `be ${expected}`);
+      } else if (ctx.silent === 0) report(ctx, 'const', sp, expected, describe(data), must);
       return ok;
     };
   },
