@@ -12,6 +12,7 @@ import type { Json, JsonObject } from '../types.js';
 import type { KeywordGroup } from './keyword.js';
 import { multipleOfTest } from './keywords/number.js';
 import { formatSteps, patternOf } from './keywords/string.js';
+import { BoundedPattern } from './keywords/bounded-pattern.js';
 import { getFormat } from './formats/index.js';
 import type { Dialect } from './dialects.js';
 import { PATTERN_CALL_STEPS, PathSegment, PROTO_KEYS, StepLimitError, stringLength, type EvalContext, type Validate } from './runtime.js';
@@ -74,9 +75,10 @@ class Generator {
 
   constructor(private readonly src: CodegenSource) {}
 
+  /** A value the generated code uses, bound once to a constant of the enclosing factory (`v0`, `v1`…). */
   private v(value: unknown): string {
     this.env.values.push(value);
-    return `V[${this.env.values.length - 1}]`;
+    return `v${this.env.values.length - 1}`;
   }
 
   private id(prefix: string): string {
@@ -180,7 +182,9 @@ class Generator {
         const path = `${at}/pattern`;
         const p = patternOf(value as string, path);
         const charge = `(st += ${PATTERN_CALL_STEPS} + ${p.weight} * (${d}.length + 1)) > M`;
-        return `(${charge} ? ${this.v(stepLimit)}(${JSON.stringify(path)}) : ${this.v(p)}.test(${d}))`;
+        // a native pattern's RegExp is called directly (no wrapper call per string)
+        const test = p instanceof BoundedPattern ? `${this.v(p.regexp)}.test(${d})` : `${this.v(p)}.test(${d})`;
+        return `(${charge} ? ${this.v(stepLimit)}(${JSON.stringify(path)}) : ${test})`;
       }
       case 'format': {
         const f = getFormat(value as string, dialect.standard);
@@ -320,8 +324,9 @@ class Generator {
       'return ok;',
     ].join('\n');
     let factory: (v: unknown[], h: typeof hasOwn) => (d: Json, ctx: EvalContext) => boolean;
+    const consts = this.env.values.map((_, i) => `const v${i} = V[${i}];`).join('\n');
     try {
-      factory = new Function('V', 'H', `"use strict"; return function generated(d, ctx) {\n${body}\n};`) as typeof factory;
+      factory = new Function('V', 'H', `"use strict";\n${consts}\nreturn function generated(d, ctx) {\n${body}\n};`) as typeof factory;
     } catch {
       // Never a reason to fail a request: the closures answer the same, only slower.
       return null;

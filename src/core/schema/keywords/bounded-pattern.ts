@@ -1,5 +1,5 @@
 /**
- * @module A native fast path for the simplest patterns. `compilePattern` (../regex.ts)
+ * @module A native fast path for the simplest patterns. `compilePattern` (../regex/index.ts)
  * decides validity and runs patterns on a linear-time engine, which costs a
  * microsecond even for `^INV-[0-9]{4}$`. A pattern made only of literals, simple
  * classes and bounded quantifiers (`?`, `{n}`, `{n,m}`: no `*`, `+`, `{n,}`,
@@ -22,13 +22,14 @@ const SPECIAL = new Set(['\\', '^', '$', '.', '|', '?', '*', '+', '(', ')', '[',
  */
 export class BoundedPattern {
   constructor(
-    private readonly re: RegExp,
+    /** Never given properties of its own (see above); not global or sticky, so test() keeps no state. */
+    readonly regexp: RegExp,
     readonly weight: number,
     readonly size: number,
   ) {}
 
   test(s: string): boolean {
-    return this.re.test(s);
+    return this.regexp.test(s);
   }
 }
 
