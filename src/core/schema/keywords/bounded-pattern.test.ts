@@ -1,7 +1,7 @@
 /** @module Which patterns take the native fast path, and that it agrees with the safe engine. */
 import { describe, expect, it } from 'vitest';
 import { boundedPattern } from './bounded-pattern.js';
-import { compilePattern } from '../regex.js';
+import { compilePattern } from '../regex/index.js';
 
 describe('boundedPattern', () => {
   it('accepts literals, simple classes and bounded quantifiers', () => {

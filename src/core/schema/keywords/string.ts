@@ -4,7 +4,7 @@
  */
 import { getFormat } from '../formats/index.js';
 import { countPass, type KeywordDefinition } from '../keyword.js';
-import { compilePattern, PatternLimitError } from '../regex.js';
+import { compilePattern, PatternLimitError } from '../regex/index.js';
 import { boundedPattern } from './bounded-pattern.js';
 import { SchemaCompileError } from '../engine.js';
 import type { CompileState } from '../keyword.js';

@@ -1,7 +1,7 @@
 /** @module Tests for pattern compilation: ECMA-262 `u` semantics, invalid patterns, and the ReDoS safety bar. */
 import fc from 'fast-check';
 import { describe, it, expect } from 'vitest';
-import { compilePattern, PatternLimitError } from './regex.js';
+import { compilePattern, PatternLimitError } from './index.js';
 
 describe('compilePattern: ReDoS safety', () => {
   it('answers ^(a+)+$ against 100 hostile strings well within a second', () => {

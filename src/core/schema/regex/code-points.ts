@@ -1,0 +1,110 @@
+/**
+ * @module Code point sets for the pattern compiler: sorted, non-overlapping,
+ * non-adjacent [lo, hi] ranges; the ECMA-262 class escapes (`\d \w \s .`) as
+ * such sets, and `\p{…}` read from V8's own Unicode tables.
+ */
+
+export type Ranges = Array<[number, number]>;
+const MAX_CP = 0x10ffff;
+
+export function normalize(r: Ranges): Ranges {
+  const s = [...r].sort((a, b) => a[0] - b[0]);
+  const out: Ranges = [];
+  for (const [lo, hi] of s) {
+    const last = out[out.length - 1];
+    if (last && lo <= last[1] + 1) last[1] = Math.max(last[1], hi);
+    else out.push([lo, hi]);
+  }
+  return out;
+}
+
+export function complement(r: Ranges): Ranges {
+  const n = normalize(r);
+  const out: Ranges = [];
+  let next = 0;
+  for (const [lo, hi] of n) {
+    if (lo > next) out.push([next, lo - 1]);
+    next = hi + 1;
+  }
+  if (next <= MAX_CP) out.push([next, MAX_CP]);
+  return out;
+}
+
+export const DIGIT: Ranges = [[0x30, 0x39]];
+export const WORD: Ranges = [[0x30, 0x39], [0x41, 0x5a], [0x5f, 0x5f], [0x61, 0x7a]];
+export const SPACE: Ranges = normalize([
+  [0x09, 0x0d], [0x20, 0x20], [0xa0, 0xa0], [0x1680, 0x1680], [0x2000, 0x200a],
+  [0x2028, 0x2029], [0x202f, 0x202f], [0x205f, 0x205f], [0x3000, 0x3000], [0xfeff, 0xfeff],
+]);
+const LINE_TERMINATORS: Ranges = [[0x0a, 0x0a], [0x0d, 0x0d], [0x2028, 0x2029]];
+export const DOT: Ranges = complement(LINE_TERMINATORS);
+
+const propertyCache = new Map<string, Ranges>();
+
+/** Every scalar value, in three segments (surrogates excluded), built once on first use of `\p`. */
+let segments: Array<{ text: string; first: number; unit: number }> | undefined;
+
+function allCodePoints(): Array<{ text: string; first: number; unit: number }> {
+  if (!segments) {
+    const build = (lo: number, hi: number): string => {
+      const parts: string[] = [];
+      for (let cp = lo; cp <= hi; cp += 4096) {
+        const chunk: number[] = [];
+        for (let c = cp; c <= Math.min(hi, cp + 4095); c++) chunk.push(c);
+        parts.push(String.fromCodePoint(...chunk));
+      }
+      return parts.join('');
+    };
+    segments = [
+      { text: build(0, 0xd7ff), first: 0, unit: 1 },
+      { text: build(0xe000, 0xffff), first: 0xe000, unit: 1 },
+      { text: build(0x10000, MAX_CP), first: 0x10000, unit: 2 },
+    ];
+  }
+  return segments;
+}
+
+/**
+ * The code points of `\p{body}`, using V8's own tables so property names and the Unicode
+ * version match ECMA-262 exactly. Two sticky regexes consume alternating runs of members
+ * and non-members natively, so the cost is a few native passes, not a call per code point.
+ */
+export function propertyRanges(body: string): Ranges {
+  const cached = propertyCache.get(body);
+  if (cached) return cached;
+  const inside = new RegExp(`\\p{${body}}*`, 'uy');
+  const outside = new RegExp(`\\P{${body}}*`, 'uy');
+  const out: Ranges = [];
+  for (const seg of allCodePoints()) {
+    let i = 0;
+    while (i < seg.text.length) {
+      inside.lastIndex = i;
+      inside.test(seg.text);
+      const j = inside.lastIndex;
+      if (j > i) out.push([seg.first + i / seg.unit, seg.first + j / seg.unit - 1]);
+      outside.lastIndex = j;
+      outside.test(seg.text);
+      // Every scalar value is either in or out, so this advances; the guard is for safety.
+      i = outside.lastIndex > i ? outside.lastIndex : i + seg.unit;
+    }
+  }
+  const ranges = normalize(out);
+  propertyCache.set(body, ranges);
+  return ranges;
+}
+
+export function single(cp: number): Ranges {
+  return [[cp, cp]];
+}
+
+export function inRanges(r: Ranges, cp: number): boolean {
+  let lo = 0;
+  let hi = r.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (cp < r[mid][0]) hi = mid - 1;
+    else if (cp > r[mid][1]) lo = mid + 1;
+    else return true;
+  }
+  return false;
+}
