@@ -69,6 +69,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     schema: config.databaseSchema,
+    poolSize: config.databasePoolSize,
     writer: 'worker',
     synchronous: config.sqliteSynchronous,
   });

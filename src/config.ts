@@ -25,6 +25,8 @@ export interface Config {
   databaseUrl: string;
   /** PostgreSQL schema holding the tables (default `public`). */
   databaseSchema: string;
+  /** PostgreSQL connections per instance for queries and receipt writes (DATABASE_POOL_SIZE; the allowance counter has its own few). */
+  databasePoolSize: number;
   serviceName: string;
   /** Public base URL without trailing slash, used in receipts, cards and docs. */
   publicBaseUrl: string;
@@ -156,6 +158,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(databaseSchema)) {
     throw new ConfigError('DATABASE_SCHEMA', `must be a lowercase SQL identifier (letters, digits, _), got '${databaseSchema}'`);
   }
+  const databasePoolSize = intSetting('DATABASE_POOL_SIZE', get('DATABASE_POOL_SIZE'), 10, 2, 1000);
   const serviceName = (get('SERVICE_NAME') ?? '').trim() || 'agent-output-verifier';
 
   const urlHost = host.includes(':') ? `[${host}]` : host;
@@ -242,6 +245,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     dataDir,
     databaseUrl,
     databaseSchema,
+    databasePoolSize,
     serviceName,
     publicBaseUrl,
     freeAllowancePerDay,

@@ -84,6 +84,9 @@ describe('config', () => {
     expect(errorOf(() => loadConfig({ TRUST_PROXY: '10.0.0.0/99' })).setting).toBe('TRUST_PROXY');
     expect(errorOf(() => loadConfig({ DATABASE_URL: 'mysql://x' })).setting).toBe('DATABASE_URL');
     expect(errorOf(() => loadConfig({ DATABASE_SCHEMA: 'Bad-Name' })).setting).toBe('DATABASE_SCHEMA');
+    expect(errorOf(() => loadConfig({ DATABASE_POOL_SIZE: '1' })).setting).toBe('DATABASE_POOL_SIZE');
+    expect(loadConfig({}).databasePoolSize).toBe(10);
+    expect(loadConfig({ DATABASE_POOL_SIZE: '4' }).databasePoolSize).toBe(4);
     expect(errorOf(() => loadConfig({ PUBLIC_BASE_URL: 'ftp://x' })).setting).toBe('PUBLIC_BASE_URL');
     expect(errorOf(() => loadConfig({ LOG_LEVEL: 'loud' })).setting).toBe('LOG_LEVEL');
     expect(errorOf(() => loadConfig({ SQLITE_SYNCHRONOUS: 'OFF' })).setting).toBe('SQLITE_SYNCHRONOUS');
