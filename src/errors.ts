@@ -68,12 +68,6 @@ export const ERROR_TABLE = {
     message: 'The free daily allowance for this client is used up.',
     next_actions: [{ action: 'retry_after_reset' }],
   },
-  batch_unavailable_with_payments: {
-    status: 501,
-    retryable: false,
-    message: 'POST /verify/batch is not offered while payments are on; send each output to POST /verify/schema.',
-    next_actions: [{ action: 'use_single_verify', using: '/verify/schema' }],
-  },
   internal_error: {
     status: 500,
     retryable: true,

@@ -149,7 +149,19 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
       used.set(client.clientKey, Math.max(0, (used.get(client.clientKey) ?? 0) - 1));
     },
 
+    async takeAllowance(client: ClientContext, units: number) {
+      const n = used.get(client.clientKey) ?? 0;
+      if (n + units > options.limit) return info(false, n);
+      used.set(client.clientKey, n + units);
+      return info(true, n + units);
+    },
+    async refundAllowanceUnits(client: ClientContext, units: number) {
+      service.refunds += units;
+      used.set(client.clientKey, Math.max(0, (used.get(client.clientKey) ?? 0) - units));
+    },
+
     async saveReceipt() {},
+    async saveReceipts() {},
     checkScorable(agentId: string) {
       if (agentId.length === 0 || agentId.length > 200) {
         throw new ApiError('invalid_request', { fields: [{ field: 'agent_id', problem: 'must be 1-200 characters', fix: 'send a real id' }] });

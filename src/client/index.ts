@@ -5,6 +5,7 @@
  */
 export {
   createVerifierClient,
+  type BatchResult,
   VerifierError,
   type CheckReceiptOptions,
   type Paid,

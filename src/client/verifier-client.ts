@@ -56,6 +56,14 @@ export interface Paid<T> {
   allowance: AllowanceState | null;
 }
 
+/** The answer of a batch: the summary and receipts, plus the one settlement that paid for all of them. */
+export type BatchResult = BatchVerificationResponse<Receipt> & {
+  /** The decoded PAYMENT-RESPONSE when the batch was paid (one payment of N × the price), else null. */
+  settlement: SettleResponse | null;
+  /** The Free-Allowance-* headers. */
+  allowance: AllowanceState | null;
+};
+
 export interface CheckReceiptOptions {
   /** The original request (object or JSON text): its four hashes are then checked too. */
   request?: VerificationRequest | string;
@@ -65,8 +73,11 @@ export interface VerifierClient {
   readonly baseUrl: string;
   /** POST /verify/schema: the signed receipt (pass or fail). */
   verify(request: VerificationRequest): Promise<Paid<Receipt>>;
-  /** POST /verify/batch: one signed receipt per item, in order (refused with 501 while the service takes payments). */
-  verifyBatch(request: BatchVerificationRequest): Promise<BatchVerificationResponse<Receipt>>;
+  /**
+   * POST /verify/batch: one signed receipt per item, in order, all or nothing. With payments on and
+   * a `payer`, a 402 is paid once for the whole batch (N × the verification price).
+   */
+  verifyBatch(request: BatchVerificationRequest): Promise<BatchResult>;
   /** GET /verifications/{id}: the stored receipt, byte-identical to the original answer. */
   getReceipt(verificationId: string): Promise<Receipt>;
   /** GET /reputation/{agent_id}: one page of history; pass `next_cursor` back as `cursor` for the next. */
@@ -259,8 +270,9 @@ export function createVerifierClient(options: VerifierClientOptions): VerifierCl
     },
 
     async verifyBatch(request) {
-      const { text } = await call('/verify/batch', { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(request) }, false);
-      return JSON.parse(text) as BatchVerificationResponse<Receipt>;
+      const { text, response } = await call('/verify/batch', { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(request) }, true);
+      const { body, settlement, allowance } = paid<BatchVerificationResponse<Receipt>>(text, response);
+      return { ...body, settlement, allowance };
     },
 
     async getReceipt(verificationId) {

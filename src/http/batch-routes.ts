@@ -3,11 +3,14 @@
  * bounds and rules shared by up to `maxItems` outputs, each with its own task_id
  * and agent_id. Each item becomes the request /verify/schema would receive (the
  * shared fields plus the item's own) and goes through the same admission pipeline
- * (prepare → admit → execute), so every receipt is the one /verify/schema would
- * sign for that request, stored and logged the same way. The whole batch is
- * validated and admitted before anything runs: an invalid batch is one 422 naming
- * the item and field, and the free allowance is taken for every item up front or
- * not at all.
+ * (prepare → admitBatch → executeBatch), so every receipt is the one /verify/schema
+ * would sign for that request, stored and logged the same way. All or nothing: the
+ * whole batch is validated before anything is reserved (an invalid batch is one 422
+ * naming the item and field); it is admitted whole (N free allowance units in one
+ * statement, or one x402 payment of N × the verification price) or refused whole;
+ * every item runs, then every receipt is stored in one transaction, and only then
+ * settled and sent. A failed item or store write stores nothing and gives back the
+ * units (or releases the payment).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requestField } from '../core/request.js';
@@ -15,10 +18,11 @@ import { DEFAULT_MAX_DEPTH, parseStrictJson, StrictJsonError } from '../core/str
 import type { Json } from '../core/types.js';
 import { ApiError, invalidRequest, type FieldProblem } from '../errors.js';
 import { canonicalize } from '../receipts/jcs.js';
-import { refusalError, type Admitted, type AdmitContext, type Pipeline, type PreparedVerification } from '../service/pipeline.js';
-import type { AllowanceInfo } from '../service/types.js';
+import type { PaymentEncoding } from '../payments/transport.js';
+import type { AdmitContext, Pipeline, PreparedVerification } from '../service/pipeline.js';
+import { paymentRequiredResponse } from './payment-schemas.js';
 import { errorResponses } from './schemas.js';
-import { setAllowanceHeaders } from './verify-routes.js';
+import { sendCompletedReply, sendRefusalReply } from './verify-routes.js';
 
 export interface BatchRoutesOptions {
   pipeline: Pipeline;
@@ -28,14 +32,15 @@ export interface BatchRoutesOptions {
   maxItems: number;
   /** Nesting limit of one item's request; the batch body may nest two levels deeper (items → [i]). */
   maxDepth?: number;
-  /** With payments on the route refuses every batch (a price per item is not charged yet). */
-  paymentsOn: boolean;
+  /** Public base URL, for PaymentRequired.resource.url. */
+  baseUrl?: string;
+  /** The x402 encodings when payments are on: a batch of N then costs N × the verification price, paid once. */
+  payments?: PaymentEncoding | null;
 }
 
 const SHARED_FIELDS = ['expected_schema', 'bounds', 'rules', 'enforce_rules', 'strict_content_check', 'detail'] as const;
 const ITEM_FIELDS = new Set(['task_id', 'agent_id', 'submitted_output']);
 const BATCH_FIELDS = new Set<string>([...SHARED_FIELDS, 'items']);
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 function isObject(v: Json | undefined): v is { [key: string]: Json } {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -97,6 +102,7 @@ export function splitBatch(body: Buffer | string, options: { maxItems: number; m
 
 export async function batchRoutes(app: FastifyInstance, options: BatchRoutesOptions): Promise<void> {
   const { pipeline } = options;
+  const payments = options.payments ?? null;
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
 
   await app.register(async (scope) => {
@@ -134,12 +140,12 @@ export async function batchRoutes(app: FastifyInstance, options: BatchRoutesOpti
                 receipts: { type: 'array', items: { $ref: 'Receipt#' } },
               },
             },
-            ...errorResponses(413, 415, 422, 429, 500, 501, 503),
+            ...errorResponses(413, 415, 422, 429, 500, 503),
+            ...(payments ? paymentRequiredResponse() : {}),
           },
         },
       },
       async (request: FastifyRequest, reply: FastifyReply) => {
-        if (options.paymentsOn) throw new ApiError('batch_unavailable_with_payments');
         const body: unknown = request.body;
         if (!Buffer.isBuffer(body) || body.length === 0) {
           throw invalidRequest([{ field: 'body', problem: 'empty', fix: 'Send a JSON batch request {expected_schema, items: [...]}.' }]);
@@ -162,58 +168,27 @@ export async function batchRoutes(app: FastifyInstance, options: BatchRoutesOpti
           }
         }
 
-        const client = { clientKey: options.clientKey(request) };
-        const ctx: AdmitContext = { transport: 'batch', client, resource: { url: request.url, transport: 'http', method: 'POST' } };
-        // All or nothing: refuse without taking anything when fewer units remain than items.
-        const before = await pipeline.peekAllowance(client);
-        if (!before.allowed || before.remaining < prepared.length) {
-          setAllowanceHeaders(reply, before);
-          throw new ApiError('free_allowance_exhausted', {
-            message: `This batch needs ${prepared.length} verifications of the free daily allowance and ${before.remaining} remain; it resets at ${before.resetsAt}. Nothing was taken.`,
-            retryAfter: before.retryAfter,
-          });
-        }
-        const admissions: Admitted[] = [];
-        const releaseAll = (from: number, reason: string) =>
-          Promise.all(admissions.slice(from).map((a) => a.release(reason).catch(() => undefined)));
-        for (const p of prepared) {
-          const admission = await pipeline.admit(p, ctx).catch(async (err: unknown) => {
-            await releaseAll(0, 'batch_refused');
-            throw err;
-          });
-          if (!admission.admitted) {
-            // Another request spent the allowance meanwhile: give back what this batch took.
-            await releaseAll(0, 'batch_refused');
-            setAllowanceHeaders(reply, await pipeline.peekAllowance(client));
-            throw refusalError(admission);
-          }
-          admissions.push(admission);
-        }
-
-        const receipts: string[] = [];
-        let passed = 0;
-        let allowance: AllowanceInfo | undefined;
-        for (let i = 0; i < prepared.length; i++) {
-          let done;
-          try {
-            done = await pipeline.execute(prepared[i] as PreparedVerification, admissions[i] as Admitted, 'batch');
-          } catch (err) {
-            // The failed item was refunded by execute; the items not run yet are refunded here.
-            await releaseAll(i + 1, 'work_failed');
-            throw err;
-          }
-          if ('admitted' in done || done.result.operation !== 'verify') {
-            await releaseAll(i + 1, 'work_failed');
-            throw new Error('a batch item produced no receipt');
-          }
-          receipts.push(done.result.receipt.text);
-          if (done.result.receipt.result === 'pass') passed++;
-          allowance = done.completion.allowance ?? allowance;
-        }
-        setAllowanceHeaders(reply, allowance ?? (await pipeline.peekAllowance(client)));
-        const summary = JSON.stringify({ total: receipts.length, passed, failed: receipts.length - passed });
-        // The signed texts go out byte for byte: each is exactly what its signature covers.
-        return reply.code(200).type(JSON_TYPE).send(`{"summary":${summary},"receipts":[${receipts.join(',')}]}`);
+        const ctx: AdmitContext = {
+          transport: 'batch',
+          client: { clientKey: options.clientKey(request) },
+          payment: payments ? payments.readPaymentSignature(request.headers['payment-signature']) : undefined,
+          resource: {
+            url: `${options.baseUrl ?? ''}/verify/batch`,
+            description: `Verify ${prepared.length} outputs against one schema: one signed receipt per output (${prepared.length} × the verification price)`,
+            mimeType: 'application/json',
+            transport: 'http',
+            method: 'POST',
+          },
+        };
+        // All or nothing: N allowance units in one statement, or one payment of N × the price.
+        const admission = await pipeline.admitBatch(prepared, ctx);
+        if (!admission.admitted) return sendRefusalReply(reply, admission, payments);
+        const done = await pipeline.executeBatch(prepared, admission, 'batch');
+        if ('admitted' in done) return sendRefusalReply(reply, done, payments);
+        const summary = JSON.stringify({ total: done.texts.length, passed: done.passed, failed: done.texts.length - done.passed });
+        // Sent only now, after every receipt is committed (and, when paid, settled). The signed texts go
+        // out byte for byte: each is exactly what its signature covers.
+        return sendCompletedReply(reply, done.completion, `{"summary":${summary},"receipts":[${done.texts.join(',')}]}`, payments);
       },
     );
   });

@@ -220,7 +220,8 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     bodyLimit: config.batchBodyLimitBytes,
     maxItems: config.batchMaxItems,
     maxDepth: config.maxJsonDepth,
-    paymentsOn: Boolean(options.payments),
+    baseUrl: config.publicBaseUrl,
+    payments: options.payments ?? null,
   });
   await app.register(recordRoutes, { service: pipeline.service, listCap: config.listCap });
   await app.register(discoveryRoutes, { config, version: options.version, attestationExtension: options.attestationExtension });

@@ -50,6 +50,35 @@ function resourceOf(baseUrl: string, request: FastifyRequest, operation: Operati
   };
 }
 
+/**
+ * Answer a refusal: 202 for a settlement still pending, 402 with PAYMENT-REQUIRED and the
+ * free-trial state when payments are on, else the coded error (429). Shared with the batch route.
+ */
+export function sendRefusalReply(reply: FastifyReply, refused: Refused, payments: PaymentEncoding | null): FastifyReply {
+  setAllowanceHeaders(reply, refused.allowance);
+  const { code, paymentRequired, pending } = refused;
+  if (pending && payments) {
+    // Not a refusal: the outcome is unknown; the buyer must retry with the same payment, not pay again.
+    reply.header('Retry-After', String(pending.retryAfter)).header('Cache-Control', 'no-store');
+    return reply.code(payments.settlementPendingStatus).type(JSON_TYPE).send(JSON.stringify(payments.settlementPendingBody(pending)));
+  }
+  if (code !== 'free_allowance_exhausted' && code !== 'settlement_pending' && paymentRequired && payments) {
+    for (const [k, v] of Object.entries(payments.paymentRequiredHeaders(paymentRequired))) reply.header(k, v);
+    const body = payments.paymentRequiredBody(paymentRequired, { code, message: refused.message, allowance: refused.allowance, settlement: refused.settlement });
+    return reply.code(402).type(JSON_TYPE).send(JSON.stringify(body));
+  }
+  throw refusalError(refused);
+}
+
+/** Answer a completed request: allowance headers, PAYMENT-RESPONSE of a paid one, the signed text. */
+export function sendCompletedReply(reply: FastifyReply, completion: Completion, text: string, payments: PaymentEncoding | null): FastifyReply {
+  if (completion.allowance) setAllowanceHeaders(reply, completion.allowance);
+  if (completion.settlement && payments) {
+    for (const [k, v] of Object.entries(payments.paymentResponseHeaders(completion.settlement))) reply.header(k, v);
+  }
+  return reply.code(200).type(JSON_TYPE).send(text);
+}
+
 export async function verifyRoutes(app: FastifyInstance, options: VerifyRoutesOptions): Promise<void> {
   const { pipeline, payments } = options;
 
@@ -63,29 +92,8 @@ export async function verifyRoutes(app: FastifyInstance, options: VerifyRoutesOp
     };
   }
 
-  function sendRefusal(reply: FastifyReply, refused: Refused): FastifyReply {
-    setAllowanceHeaders(reply, refused.allowance);
-    const { code, paymentRequired, pending } = refused;
-    if (pending && payments) {
-      // Not a refusal: the outcome is unknown; the buyer must retry with the same payment, not pay again.
-      reply.header('Retry-After', String(pending.retryAfter)).header('Cache-Control', 'no-store');
-      return reply.code(payments.settlementPendingStatus).type(JSON_TYPE).send(JSON.stringify(payments.settlementPendingBody(pending)));
-    }
-    if (code !== 'free_allowance_exhausted' && code !== 'settlement_pending' && paymentRequired && payments) {
-      for (const [k, v] of Object.entries(payments.paymentRequiredHeaders(paymentRequired))) reply.header(k, v);
-      const body = payments.paymentRequiredBody(paymentRequired, { code, message: refused.message, allowance: refused.allowance, settlement: refused.settlement });
-      return reply.code(402).type(JSON_TYPE).send(JSON.stringify(body));
-    }
-    throw refusalError(refused);
-  }
-
-  function sendCompleted(reply: FastifyReply, completion: Completion, text: string): FastifyReply {
-    if (completion.allowance) setAllowanceHeaders(reply, completion.allowance);
-    if (completion.settlement && payments) {
-      for (const [k, v] of Object.entries(payments.paymentResponseHeaders(completion.settlement))) reply.header(k, v);
-    }
-    return reply.code(200).type(JSON_TYPE).send(text);
-  }
+  const sendRefusal = (reply: FastifyReply, refused: Refused) => sendRefusalReply(reply, refused, payments);
+  const sendCompleted = (reply: FastifyReply, completion: Completion, text: string) => sendCompletedReply(reply, completion, text, payments);
 
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();

@@ -12,13 +12,21 @@
  * moved (voided on failure; kept pending, answered `settlement_pending`, when the
  * outcome is unknown). A retry with a payment that already bought a receipt gets
  * that receipt, and nothing runs or is charged again.
+ *
+ * A batch of N (POST /verify/batch) follows the same rules with N units at once: one
+ * payment of N × the verification price pays the whole batch (its receipts are kept
+ * pending together, settled once, published in one transaction or voided together);
+ * without a payment it takes N free units in one statement, or none, and is then
+ * refused with a PaymentRequired naming the batch amount and resource.
  */
 import type { PaymentRequired, SettleResponse } from '@x402/core/types';
 import {
   receiptRecord,
   takeAllowance,
+  takeBatchAllowance,
   type AdmissionPolicy,
   type Admitted,
+  type BatchAdmitted,
   type Refused,
   type RefusalCode,
   type SettlementPending,
@@ -64,6 +72,60 @@ export function createPaymentPolicy(options: PaymentPolicyOptions): AdmissionPol
           ? `The free daily allowance for this client is used up; ${howToPay(ctx.transport)}.`
           : `This request needs payment (x402); ${howToPay(ctx.transport)}.`;
       return refusal(code, message, allowance, await gate.paymentRequired('verify', ctx.resource, message));
+    },
+
+    async admitBatch(prepared, ctx) {
+      const units = prepared.length;
+      const resource = { ...ctx.resource, units };
+      if (ctx.payment?.present) {
+        const auth = await gate.authorize('verify', resource, ctx.payment.payload);
+        if (!auth.ok) {
+          if (auth.reason === 'paid_receipt') {
+            // A retry after a pending settlement that went through: the receipts that payment bought.
+            const settlement = auth.settlement;
+            const answer = auth.receipts ?? [auth.receipt];
+            return { admitted: true, paid: true, allowance: null, answer, record: async () => {}, complete: async () => ({ settlement }), release: async () => {} };
+          }
+          if (auth.reason === 'settlement_pending') return pendingRefusal(auth.pending, await service.peekAllowance(ctx.client));
+          return refusal('payment_invalid', auth.message, await service.peekAllowance(ctx.client), auth.paymentRequired);
+        }
+        let released = false;
+        const admitted: BatchAdmitted = {
+          admitted: true,
+          paid: true,
+          allowance: null,
+          // Stored by the gate in complete, every receipt pending until the one settlement is known.
+          record: async () => {},
+          async complete(receipts) {
+            released = true;
+            const settled = await gate.settle(auth.ticket, receipts.map(receiptRecord));
+            if (!settled.ok) {
+              const allowance = await service.peekAllowance(ctx.client);
+              if (settled.pending) return pendingRefusal(settled.pending, allowance);
+              return refusal('settlement_failed', settled.message, allowance, settled.paymentRequired, settled.settlement);
+            }
+            return { settlement: settled.settlement };
+          },
+          async release(reason) {
+            if (released) return;
+            released = true;
+            await gate.cancel(auth.ticket, reason);
+          },
+        };
+        return admitted;
+      }
+      const pay = `pay for the whole batch with one x402 payment of ${units} × the verification price (see PAYMENT-REQUIRED)`;
+      const large = prepared.findIndex((p) => p.bodyBytes > gate.config.freeMaxBodyBytes);
+      if (large >= 0) {
+        const allowance = await service.peekAllowance(ctx.client);
+        const message = `Item ${large} is over ${gate.config.freeMaxBodyBytes} bytes, which the free allowance does not cover; ${pay}.`;
+        return refusal(unpaidCode(allowance), message, allowance, await gate.paymentRequired('verify', resource, message));
+      }
+      // All N free units in one statement, or none.
+      const free = await takeBatchAllowance(service, ctx.client, units);
+      if (free.admitted) return free;
+      const message = `This batch needs ${units} free verifications and ${free.allowance.remaining} remain today for this client (nothing was taken); ${pay}.`;
+      return refusal(unpaidCode(free.allowance), message, free.allowance, await gate.paymentRequired('verify', resource, message));
     },
 
     async admit(prepared, ctx) {

@@ -34,6 +34,7 @@ export type PaymentStore = Pick<
   | 'settlePayment'
   | 'recordPaymentEvent'
   | 'saveReceipt'
+  | 'saveReceipts'
   | 'getReceipt'
   | 'savePendingSettlement'
   | 'setPendingTransaction'
@@ -69,6 +70,11 @@ export interface ResourceDescription {
   method?: 'GET' | 'POST';
   /** Route pattern with params, e.g. `/score/:agent_id`, for the discovery declaration. */
   routePattern?: string;
+  /**
+   * A batch: how many verifications one payment pays for. Every accepted option then asks
+   * `units` × the route's price, so one authorization of that amount pays the whole batch.
+   */
+  units?: number;
 }
 
 /** Why a payment was not accepted. Stable strings; shown to buyers. */
@@ -112,7 +118,7 @@ export interface PendingOutcome {
 export type AuthorizeResult =
   | { ok: true; ticket: PaymentTicket }
   /** A retry of a payment that had bought a receipt, now settled: here is that receipt; nothing runs or is charged again. */
-  | { ok: false; reason: 'paid_receipt'; message: string; receipt: string; settlement: SettleResponse }
+  | { ok: false; reason: 'paid_receipt'; message: string; receipt: string; settlement: SettleResponse; receipts?: string[] }
   /** The same authorization is still being settled: not a refusal; the buyer must not pay again. */
   | { ok: false; reason: 'settlement_pending'; message: string; pending: PendingOutcome }
   | { ok: false; reason: Exclude<PaymentRejection, 'settlement_pending'>; message: string; paymentRequired: PaymentRequired };
@@ -150,7 +156,7 @@ export interface PaymentGate {
    * and keep the reservation (settled); void the receipt and release the reservation (failed);
    * or keep both (pending: outcome unknown, see reconcile). The receipt is visible only when settled.
    */
-  settle(ticket: PaymentTicket, record: ReceiptRecord | null): Promise<SettleResult>;
+  settle(ticket: PaymentTicket, record: ReceiptRecord | readonly ReceiptRecord[] | null): Promise<SettleResult>;
   /** Resolve one pending settlement from the chain (or the facilitator): publish, void or keep it. */
   reconcile(pending: PendingSettlement): Promise<ReconcileOutcome>;
   /** Reconcile every pending settlement (start-up, then periodically). Never throws. */
@@ -331,8 +337,17 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     });
   }
 
-  async function paymentRequired(route: PaidRoute, resource: ResourceDescription, error?: string): Promise<PaymentRequired> {
+  /** The accepted options for a resource: a batch of N asks N × the route's price, in atomic units. */
+  async function requirementsFor(route: PaidRoute, resource: ResourceDescription): Promise<PaymentRequirements[]> {
     const accepts = await requirements(route);
+    const units = resource.units ?? 1;
+    if (units === 1) return accepts;
+    if (!Number.isSafeInteger(units) || units < 1) throw new TypeError(`units must be a positive integer, got ${units}`);
+    return accepts.map((r) => ({ ...r, amount: (BigInt(r.amount) * BigInt(units)).toString() }));
+  }
+
+  async function paymentRequired(route: PaidRoute, resource: ResourceDescription, error?: string): Promise<PaymentRequired> {
+    const accepts = await requirementsFor(route, resource);
     return server.createPaymentRequiredResponse(
       accepts,
       {
@@ -342,7 +357,8 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
         ...(options.serviceName ? { serviceName: options.serviceName } : {}),
       },
       error,
-      extensionsFor(route, resource),
+      // The discovery declaration describes the single-request route; a batch is not listed under it.
+      resource.units === undefined ? extensionsFor(route, resource) : undefined,
     );
   }
 
@@ -368,7 +384,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
   }
 
   async function authorize(route: PaidRoute, resource: ResourceDescription, payment: unknown): Promise<AuthorizeResult> {
-    const accepts = await requirements(route);
+    const accepts = await requirementsFor(route, resource);
     const payload = asPaymentPayload(payment);
     const refusal = (amount?: string) => ({ key: refusalKey(payment), amount: amount ?? accepts[0]?.amount ?? '0' });
     if (!payload) return reject(route, resource, 'invalid_payment', 'The payment could not be read: expected an x402 PaymentPayload.', refusal());
@@ -478,7 +494,13 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
         network: pending.key.network as SettleResponse['network'],
         payer: pending.key.payer,
       };
-      if (pending.record) {
+      if (pending.batch) {
+        // A paid batch: every receipt it bought, in order (published together, so all or none are there).
+        const texts = await Promise.all(pending.batch.map((r) => store.getReceipt(r.verificationId)));
+        if (texts.every((t): t is string => t !== null)) {
+          return { ok: false, reason: 'paid_receipt', message: 'This payment was settled; here are the receipts it paid for.', receipt: texts[0]!, receipts: texts, settlement };
+        }
+      } else if (pending.record) {
         const text = await store.getReceipt(pending.record.verificationId);
         if (text !== null) return { ok: false, reason: 'paid_receipt', message: 'This payment was settled; here is the receipt it paid for.', receipt: text, settlement };
       }
@@ -495,7 +517,9 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
   async function publish(p: PendingSettlement): Promise<void> {
     if (p.record && (await store.getReceipt(p.record.verificationId)) === null) {
       try {
-        await store.saveReceipt(p.record);
+        // A batch is published in one transaction: all its receipts are visible, or none.
+        if (p.batch) await store.saveReceipts(p.batch);
+        else await store.saveReceipt(p.record);
       } catch (e) {
         // Another instance may have published it at the same moment.
         if ((await store.getReceipt(p.record.verificationId)) === null) throw e;
@@ -520,7 +544,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     await store.deletePendingSettlement(p.key);
     await store.releasePayment(p.key).catch((e: unknown) => options.log?.warn({ err: e }, 'releasing a payment reservation failed'));
     await record('settle_failed', p.key, p.route as PaidRoute, amountOf(p), p.record?.verificationId ?? null, reason);
-    if (p.record) await record('voided', p.key, p.route as PaidRoute, amountOf(p), p.record.verificationId, reason);
+    for (const r of p.batch ?? (p.record ? [p.record] : [])) await record('voided', p.key, p.route as PaidRoute, amountOf(p), r.verificationId, reason);
   }
 
   function amountOf(p: PendingSettlement): string {
@@ -548,12 +572,16 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     }
   }
 
-  async function settle(ticket: PaymentTicket, receipt: ReceiptRecord | null): Promise<SettleResult> {
+  async function settle(ticket: PaymentTicket, records: ReceiptRecord | readonly ReceiptRecord[] | null): Promise<SettleResult> {
+    // A paid batch: every receipt is kept pending (and later published or voided) together.
+    const batch = Array.isArray(records) ? [...(records as readonly ReceiptRecord[])] : undefined;
+    const receipt = batch ? (batch[0] ?? null) : (records as ReceiptRecord | null);
     const verificationId = receipt?.verificationId ?? null;
     const pending: PendingSettlement = {
       key: ticket.key,
       route: ticket.route,
       record: receipt,
+      ...(batch ? { batch } : {}),
       payment: JSON.stringify({ payload: ticket.payload, requirements: ticket.requirements }),
       transaction: ticket.settled?.transaction || null,
       createdAt: new Date(now()).toISOString(),

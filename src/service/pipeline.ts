@@ -56,6 +56,8 @@ export interface PaidResource {
   transport?: 'http' | 'mcp';
   method?: 'GET' | 'POST';
   routePattern?: string;
+  /** A batch: how many verifications one payment pays for (the price is multiplied by it). */
+  units?: number;
 }
 
 export interface AdmitContext {
@@ -149,11 +151,36 @@ export interface Admitted {
 
 export type Admission = Admitted | Refused;
 
+/**
+ * A whole batch allowed to run, as one admission: `units` allowance units taken at once, or
+ * one payment of units × the price. The pipeline runs every item, then calls `record` with
+ * all receipts (stored in one transaction) and `complete`; `release` when anything before
+ * `complete` fails, so a batch is stored and charged whole or not at all.
+ */
+export interface BatchAdmitted {
+  admitted: true;
+  paid: boolean;
+  /** The allowance state after the units were taken (free path), else null. */
+  allowance: AllowanceInfo | null;
+  /** The receipts this payment had already bought (a retry after a pending settlement): nothing runs. */
+  answer?: string[];
+  /** Store every receipt in one transaction (free path); the paid path stores them pending in `complete`. */
+  record(receipts: readonly IssuedReceipt[]): Promise<void>;
+  /** Settle the one payment (paid path); a failed settlement returns a refusal with every receipt voided. */
+  complete(receipts: readonly IssuedReceipt[]): Promise<Completion | Refused>;
+  /** Give back every unit taken, or release the payment reservation. Idempotent. */
+  release(reason: string): Promise<void>;
+}
+
+export type BatchAdmission = BatchAdmitted | Refused;
+
 /** Decides who pays for a prepared request. The default spends the free allowance; src/payments adds x402. */
 export interface AdmissionPolicy {
   admit(prepared: Prepared, ctx: AdmitContext): Promise<Admission>;
   /** The answer to a request without a body (the x402 discovery probe); null when there is none (payments off). */
   probe(ctx: AdmitContext): Promise<Refused | null>;
+  /** Admit a batch of verifications whole (N units or one payment of N × the price), or refuse it whole. */
+  admitBatch?(prepared: readonly PreparedVerification[], ctx: AdmitContext): Promise<BatchAdmission>;
 }
 
 /** Where verifications run (in this thread, or a worker pool that cannot stall the HTTP thread). */
@@ -180,6 +207,14 @@ export interface Executed {
   completion: Completion;
 }
 
+export interface ExecutedBatch {
+  /** The signed receipt texts, in item order, exactly as stored. */
+  texts: string[];
+  /** How many passed (of the receipts that ran now; of the stored ones for a paid retry). */
+  passed: number;
+  completion: Completion;
+}
+
 export interface Pipeline {
   prepareVerification(source: string | Uint8Array): Promise<PreparedVerification>;
   /** Validates the agent id (422) and refuses example agents; nothing is reserved. */
@@ -190,6 +225,14 @@ export interface Pipeline {
   execute(prepared: Prepared, admitted: Admitted, transport: Transport): Promise<Executed | Refused>;
   /** The allowance state (for headers on answers that took no unit). */
   peekAllowance(client: ClientContext): Promise<AllowanceInfo>;
+  /** Admit a whole batch, or refuse it whole (nothing taken). */
+  admitBatch(prepared: readonly PreparedVerification[], ctx: AdmitContext): Promise<BatchAdmission>;
+  /**
+   * Run every item, then record all receipts at once, then complete. Any failure before
+   * `complete` (an item's run, the store write) releases the whole admission and throws:
+   * nothing is stored or charged. Returns the refusal of a failed settlement.
+   */
+  executeBatch(prepared: readonly PreparedVerification[], admitted: BatchAdmitted, transport: Transport): Promise<ExecutedBatch | Refused>;
   readonly service: VerifierService;
 }
 
@@ -253,6 +296,41 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       if (result.operation === 'verify') deps.onVerified?.({ transport, result: result.receipt.result, paid: admitted.paid });
       return { result, completion };
     },
+
+    async admitBatch(prepared, ctx) {
+      if (!policy.admitBatch) throw new Error('the admission policy does not admit batches');
+      return policy.admitBatch(prepared, ctx);
+    },
+
+    async executeBatch(prepared, admitted, transport) {
+      if (admitted.answer !== undefined) {
+        const completion = await admitted.complete([]);
+        if ('admitted' in completion) return completion;
+        const passed = admitted.answer.filter((t) => (JSON.parse(t) as { result?: unknown }).result === 'pass').length;
+        return { texts: admitted.answer, passed, completion };
+      }
+      let receipts: IssuedReceipt[];
+      try {
+        // Every item runs (where the runner runs them) before anything is stored.
+        const runs = await Promise.allSettled(prepared.map(async (p) => (await run(p)) as Extract<RunResult, { operation: 'verify' }>));
+        const failed = runs.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (failed) throw failed.reason;
+        receipts = runs.map((r) => (r as PromiseFulfilledResult<Extract<RunResult, { operation: 'verify' }>>).value.receipt);
+        await admitted.record(receipts);
+      } catch (err) {
+        // Nothing was stored: every unit, or the reservation, goes back.
+        await admitted.release(err instanceof ApiError ? err.code : 'work_failed').catch(() => undefined);
+        throw err;
+      }
+      const completion = await admitted.complete(receipts);
+      if ('admitted' in completion) return completion;
+      let passed = 0;
+      for (const r of receipts) {
+        if (r.result === 'pass') passed++;
+        deps.onVerified?.({ transport, result: r.result, paid: admitted.paid });
+      }
+      return { texts: receipts.map((r) => r.text), passed, completion };
+    },
   };
 }
 
@@ -268,6 +346,40 @@ export function createAllowancePolicy(service: VerifierService): AdmissionPolicy
       return takeAllowance(service, ctx.client);
     },
     probe: async () => null,
+    admitBatch: (prepared, ctx) => takeBatchAllowance(service, ctx.client, prepared.length),
+  };
+}
+
+/**
+ * Take `units` units of the free allowance at once for a batch, in one store statement:
+ * Admitted (free) or Refused free_allowance_exhausted with nothing taken. Shared with the
+ * x402 policy's free branch.
+ */
+export async function takeBatchAllowance(service: VerifierService, client: ClientContext, units: number): Promise<BatchAdmission> {
+  const allowance = await service.takeAllowance(client, units);
+  if (!allowance.allowed) {
+    return {
+      admitted: false,
+      code: 'free_allowance_exhausted',
+      message: `This batch needs ${units} verifications of the free daily allowance and ${allowance.remaining} of ${allowance.limit} remain; it resets at ${allowance.resetsAt}. Nothing was taken.`,
+      allowance,
+    };
+  }
+  let released = false;
+  let current: AllowanceInfo = allowance;
+  return {
+    admitted: true,
+    paid: false,
+    allowance,
+    // One transaction: the whole batch is stored (and queued for the log) or none of it.
+    record: (receipts) => service.saveReceipts(receipts.map(receiptRecord)),
+    complete: async () => ({ allowance: current }),
+    async release() {
+      if (released) return;
+      released = true;
+      await service.refundAllowanceUnits(client, units);
+      current = await service.peekAllowance(client);
+    },
   };
 }
 

@@ -32,9 +32,15 @@ export interface VerifierService {
   consumeAllowance(client: ClientContext): Promise<AllowanceInfo>;
   peekAllowance(client: ClientContext): Promise<AllowanceInfo>;
   refundAllowance(client: ClientContext): Promise<void>;
+  /** Take `units` units at once (a batch), all or none: `allowed` false means nothing was taken. */
+  takeAllowance(client: ClientContext, units: number): Promise<AllowanceInfo>;
+  /** Give `units` units back at once (a batch that failed). */
+  refundAllowanceUnits(client: ClientContext, units: number): Promise<void>;
 
   /** Durably store a receipt; resolves once it is committed (before any client sees it). */
   saveReceipt(record: ReceiptRecord): Promise<void>;
+  /** Durably store a batch's receipts in one transaction: all or none. */
+  saveReceipts(records: readonly ReceiptRecord[]): Promise<void>;
   /** Throws ApiError(invalid_request) unless the agent id is valid and scorable (not a `test-` example). */
   checkScorable(agentId: string): void;
   /** The signed trust score of an agent (trust-score attestation context). */

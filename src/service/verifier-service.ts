@@ -101,9 +101,24 @@ export function createVerifierService(deps: VerifierServiceDeps): VerifierServic
       await store.refundAllowance(client.clientKey, dayOf(deps.clock()).day);
     },
 
+    async takeAllowance(client: ClientContext, units: number) {
+      const now = deps.clock();
+      const state = await store.takeAllowance(client.clientKey, dayOf(now).day, deps.freeAllowance, units);
+      return info(state, now);
+    },
+
+    async refundAllowanceUnits(client: ClientContext, units: number) {
+      await store.refundAllowanceUnits(client.clientKey, dayOf(deps.clock()).day, units);
+    },
+
     saveReceipt(record) {
       // Durable before anyone sees it: a receipt that reached a client is never lost.
       return store.saveReceipt(record);
+    },
+
+    saveReceipts(records) {
+      // One transaction: a batch is stored whole or not at all, before any of it is sent.
+      return store.saveReceipts(records);
     },
 
     checkScorable,
