@@ -26,7 +26,7 @@ import { dataPartSource, type DataPartSource } from './data-part.js';
 import { A2A_PATH, a2aInterfaces } from './interface.js';
 
 /** `@type` of the error detail that carries the service's error object in A2A 1.0 errors. */
-export const ERROR_DETAIL_TYPE = 'urn:json-schema-verifier:error';
+const ERROR_DETAIL_TYPE = 'urn:json-schema-verifier:error';
 
 export interface A2aRoutesOptions {
   /** Runs verifications and scores through the service's admission (validation, allowance, store). */

@@ -31,7 +31,7 @@ import { VERSION } from '../version.js';
 
 export { UsageError } from './args.js';
 
-export const VERIFY_USAGE = `usage: aov verify REQUEST.json [REQUEST.json | DIR ...]
+const VERIFY_USAGE = `usage: aov verify REQUEST.json [REQUEST.json | DIR ...]
        aov verify --schema S.json --output O.json [--output O2.json | --output DIR ...] [options]
 
 Verify agent outputs offline. '-' reads standard input; a directory stands for every
@@ -107,7 +107,7 @@ export interface VerifyCliOptions {
 }
 
 /** argv → options. Throws UsageError. */
-export function parseVerifyArgs(argv: string[]): VerifyCliOptions {
+function parseVerifyArgs(argv: string[]): VerifyCliOptions {
   const { values, positionals } = parseCommandArgs(argv, OPTIONS);
   const opts: VerifyCliOptions = {
     requestFiles: positionals,
@@ -153,7 +153,7 @@ export function parseVerifyArgs(argv: string[]): VerifyCliOptions {
 }
 
 /** Files named on the command line, with each directory replaced by its *.json files (sorted). */
-export function expandInputs(names: string[]): string[] {
+function expandInputs(names: string[]): string[] {
   const out: string[] = [];
   for (const name of names) {
     let isDir = false;
@@ -214,7 +214,7 @@ export function loadRequestFile(file: string, io: CliIO, maxDepth: number): Pars
 }
 
 /** The part files (read once) with one output file → parsed request. Throws ApiError or UsageError. */
-export function loadPartsRequest(opts: VerifyCliOptions, outputFile: string, io: CliIO, maxDepth: number, cache = new Map<string, string>()): ParsedRequest {
+function loadPartsRequest(opts: VerifyCliOptions, outputFile: string, io: CliIO, maxDepth: number, cache = new Map<string, string>()): ParsedRequest {
   const part = (file: string, field: string, flag: string): string => {
     let text = cache.get(file);
     if (text === undefined) {
@@ -241,7 +241,7 @@ export function loadPartsRequest(opts: VerifyCliOptions, outputFile: string, io:
 }
 
 /** Parsed request → response object (without signature blocks). */
-export function runVerification(issuer: Issuer, parsed: ParsedRequest, detail: Detail, now: Date = new Date()): VerificationResponse {
+function runVerification(issuer: Issuer, parsed: ParsedRequest, detail: Detail, now: Date = new Date()): VerificationResponse {
   const hashes = computeHashes(parsed);
   const verdict = issuer.verifier.verify(parsed, { schemaKey: hashes.schema_hash });
   return buildResponse(verdict, { verification_id: randomUUID(), ...hashes, verified_at: rfc3339Seconds(now), verifier_version: VERSION }, detail);
@@ -264,7 +264,7 @@ interface Score {
 }
 
 /** One line per verdict: result, file, counts, blocking checks (and warnings, which must not hide). */
-export function textLine(o: Outcome): string {
+function textLine(o: Outcome): string {
   if (o.error) {
     const fields = o.error.fields.map((f) => `${f.field} ${f.problem}`).join('; ');
     return `error ${o.file}: ${o.error.code}${fields ? `: ${fields}` : `: ${o.error.message}`}`;

@@ -1,7 +1,7 @@
 /**
  * @module `agent-output-verifier/client`: the typed client for agents and
  * browsers. Nothing server-side is reachable from here (no Fastify, no
- * database, no Node API); src/client/bundle.test.ts holds that line.
+ * database, no Node API); the browser-bundle test in test/client.test.ts holds that line.
  */
 export {
   createVerifierClient,

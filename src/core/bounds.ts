@@ -8,14 +8,14 @@ import type { CheckFailure, CheckOutcome } from './check-outcome.js';
 import { formatNumber, missingField, notANumberAt } from './rules/common.js';
 import { locationOf, parsePath, visitPath } from './paths.js';
 
-export const BOUNDS_CHECK = 'bounds:range';
+const BOUNDS_CHECK = 'bounds:range';
 
 function rangeText(b: Bound): string {
   if (b.min !== null && b.max !== null) return `between ${formatNumber(b.min)} and ${formatNumber(b.max)}`;
   return b.min !== null ? `>= ${formatNumber(b.min)}` : `<= ${formatNumber(b.max as number)}`;
 }
 
-export function evaluateBound(path: string, bound: Bound, output: Json): CheckFailure[] {
+function evaluateBound(path: string, bound: Bound, output: Json): CheckFailure[] {
   const parsed = parsePath(path);
   const failures: CheckFailure[] = [];
   const count = visitPath(parsed, output, (v, exp) => {
@@ -35,14 +35,7 @@ export function evaluateBound(path: string, bound: Bound, output: Json): CheckFa
   return failures;
 }
 
-/** One outcome per bound entry, in the order supplied. */
-export function evaluateBounds(bounds: Record<string, Bound> | null, output: Json): CheckOutcome[] {
-  const outcomes: CheckOutcome[] = [];
-  if (bounds) pushBoundOutcomes(bounds, output, outcomes);
-  return outcomes;
-}
-
-/** Like evaluateBounds, appending to `outcomes` (the verifier's list) instead of building a new one. */
+/** One outcome per bound entry, in the order supplied, appended to `outcomes` (the verifier's list). */
 export function pushBoundOutcomes(bounds: Record<string, Bound>, output: Json, outcomes: CheckOutcome[]): void {
   const paths = Object.keys(bounds);
   for (let i = 0; i < paths.length; i++) {

@@ -19,11 +19,11 @@ import type { Json } from './types.js';
 import type { CheckFailure, CheckOutcome } from './check-outcome.js';
 import { formatSegments } from './strict-json.js';
 
-export const UNDECLARED_FIELDS_CHECK = 'content:undeclared_fields';
-export const PLACEHOLDER_VALUES_CHECK = 'content:placeholder_values';
+const UNDECLARED_FIELDS_CHECK = 'content:undeclared_fields';
+const PLACEHOLDER_VALUES_CHECK = 'content:placeholder_values';
 
 /** Exact placeholder words (compared lower-case, trimmed). */
-export const PLACEHOLDER_WORDS: readonly string[] = [
+const PLACEHOLDER_WORDS: readonly string[] = [
   'todo',
   'tbd',
   'fixme',
@@ -39,7 +39,7 @@ export const PLACEHOLDER_WORDS: readonly string[] = [
 ];
 
 /** Placeholder shapes (tested against the trimmed value). */
-export const PLACEHOLDER_PATTERNS: readonly RegExp[] = [
+const PLACEHOLDER_PATTERNS: readonly RegExp[] = [
   /^lorem ipsum/i,
   /^<insert\b[^>]*>$/i,
   /^\{\{[\s\S]*\}\}$/,

@@ -7,8 +7,8 @@
 import type { OutputIntegrity } from './types.js';
 import type { CheckOutcome } from './check-outcome.js';
 
-export const UNIQUE_KEYS_CHECK = 'integrity:unique_keys';
-export const SAFE_INTEGERS_CHECK = 'integrity:safe_integers';
+const UNIQUE_KEYS_CHECK = 'integrity:unique_keys';
+const SAFE_INTEGERS_CHECK = 'integrity:safe_integers';
 
 // Nearly every output passes both checks: their passing outcomes are built
 // once. Outcomes are read by buildVerdict and never reach a response, and

@@ -6,7 +6,7 @@
  * client sent, duplicate keys included. Iterative: no nesting depth overflows it.
  */
 
-export function isJsonSpace(c: number): boolean {
+function isJsonSpace(c: number): boolean {
   return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 }
 

@@ -6,9 +6,9 @@
  */
 
 export const TRUST_SCORE_METHOD = 'wilson_lower_bound_recency_weighted/v1';
-export const DEFAULT_HALF_LIFE_DAYS = 90;
+const DEFAULT_HALF_LIFE_DAYS = 90;
 /** Two-sided 95% normal quantile. */
-export const DEFAULT_Z = 1.96;
+const DEFAULT_Z = 1.96;
 
 const DAY_MS = 86_400_000;
 

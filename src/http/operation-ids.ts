@@ -7,7 +7,7 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
 
 /** Stable ids of the public operations, by `METHOD path` (Fastify path syntax). */
-export const OPERATION_IDS: Readonly<Record<string, string>> = {
+const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /verify/schema': 'verifySchema',
   'POST /verify/deliverable': 'verifyDeliverable',
   'POST /verify/batch': 'verifyBatch',

@@ -3,12 +3,12 @@
  * paid routes (documentation only: responses are serialized as plain JSON).
  */
 
-export const paymentHeaders = {
+const paymentHeaders = {
   'PAYMENT-REQUIRED': { type: 'string', description: 'Base64 of the x402 v2 PaymentRequired object (what to pay, on which networks).' },
 } as const;
 
 /** The 402 body: the PaymentRequired object plus the caller's free-trial state and a stable code. */
-export const paymentRequiredBodySchema = {
+const paymentRequiredBodySchema = {
   type: 'object',
   required: ['x402Version', 'accepts', 'code', 'available', 'remaining_calls_today', 'resets_at'],
   properties: {

@@ -55,8 +55,6 @@ export interface HttpServerOptions {
   payments?: PaymentEncoding | null;
   /** More route plugins (payments' facilitator, the log, pages…), registered after the built-in ones. */
   plugins?: FastifyPluginAsync[];
-  /** On close, how long in-flight requests may take before their connections are cut (default 10 s). */
-  shutdownGraceMs?: number;
   /** The transparency log's routes under /log (checkpoint, key, tiles, proofs). */
   log?: LogRoutesOptions | null;
 }
@@ -70,6 +68,8 @@ export interface HttpServer {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+/** On close, how long in-flight requests may take before their connections are cut. */
+const SHUTDOWN_GRACE_MS = 10_000;
 
 function sendError(reply: FastifyReply, body: ErrorBody): FastifyReply {
   if (body.retry_after !== undefined && !reply.hasHeader('Retry-After')) reply.header('Retry-After', String(body.retry_after));
@@ -251,7 +251,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     async close() {
       closing = true;
       // A client that never reads its response must not hold the shutdown forever.
-      const grace = setTimeout(() => app.server.closeAllConnections(), options.shutdownGraceMs ?? 10_000);
+      const grace = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       grace.unref();
       try {
         await app.close();

@@ -15,7 +15,7 @@ import { decodeEntryBundle, encodeTileIndex, TILE_WIDTH } from './tiles.js';
 export type Fetch = (url: string) => Promise<{ ok: boolean; status: number; text(): Promise<string>; arrayBuffer(): Promise<ArrayBuffer> }>;
 
 /** The log prefix of a service URL: `https://host` and `https://host/log` both give `https://host/log`. */
-export function logPrefix(url: string): string {
+function logPrefix(url: string): string {
   const u = url.replace(/\/+$/, '');
   return u.endsWith('/log') ? u : `${u}/log`;
 }

@@ -76,7 +76,7 @@ export function frontierNodes(size: number): NodeId[] {
 }
 
 /** Root of a tree given its frontier hashes (left to right), as RFC 6962 MTH defines it. */
-export function rootFromFrontier(frontier: readonly Hash[]): Hash {
+function rootFromFrontier(frontier: readonly Hash[]): Hash {
   if (frontier.length === 0) return EMPTY_ROOT;
   let root = frontier[frontier.length - 1] as Hash;
   for (let i = frontier.length - 2; i >= 0; i--) root = nodeHash(frontier[i] as Hash, root);
@@ -133,7 +133,7 @@ export interface LeafRange {
  * least as large as their widest piece, so the decomposition is the binary
  * expansion of the width, largest first.
  */
-export function rangeNodes(range: LeafRange): NodeId[] {
+function rangeNodes(range: LeafRange): NodeId[] {
   const { lo, hi } = range;
   if (!(Number.isSafeInteger(lo) && Number.isSafeInteger(hi) && 0 <= lo && lo < hi)) throw new RangeError(`bad leaf range [${lo}, ${hi})`);
   const out: NodeId[] = [];
@@ -150,12 +150,12 @@ export function rangeNodes(range: LeafRange): NodeId[] {
 }
 
 /** MTH of a range from the hashes of its {@link rangeNodes}, left to right. */
-export function rangeHashFrom(hashes: readonly Hash[]): Hash {
+function rangeHashFrom(hashes: readonly Hash[]): Hash {
   return rootFromFrontier(hashes);
 }
 
 /** RFC 9162 §2.1.3.1 PATH(m, D[0:n]) as leaf ranges, bottom-up (the order of the proof). */
-export function inclusionRanges(index: number, size: number): LeafRange[] {
+function inclusionRanges(index: number, size: number): LeafRange[] {
   assertSize(index, 'index');
   assertSize(size, 'size');
   if (index >= size) throw new RangeError(`index ${index} is not in a tree of ${size} leaves`);
@@ -169,7 +169,7 @@ export function inclusionRanges(index: number, size: number): LeafRange[] {
 }
 
 /** RFC 9162 §2.1.4.1 PROOF(m, D[0:n]) as leaf ranges, in proof order. Empty when m = n or m = 0. */
-export function consistencyRanges(m: number, n: number): LeafRange[] {
+function consistencyRanges(m: number, n: number): LeafRange[] {
   assertSize(m, 'from');
   assertSize(n, 'to');
   if (m > n) throw new RangeError(`from (${m}) is larger than to (${n})`);
@@ -187,7 +187,7 @@ export function consistencyRanges(m: number, n: number): LeafRange[] {
 export type NodeReader = (ids: readonly NodeId[]) => Promise<Hash[]> | Hash[];
 
 /** Computes the hashes of leaf ranges, reading all needed nodes in one call. */
-export async function rangeHashes(ranges: readonly LeafRange[], read: NodeReader): Promise<Hash[]> {
+async function rangeHashes(ranges: readonly LeafRange[], read: NodeReader): Promise<Hash[]> {
   const perRange = ranges.map(rangeNodes);
   const all = perRange.flat();
   const hashes = all.length > 0 ? await read(all) : [];

@@ -24,11 +24,11 @@ export class NoteError extends Error {
 }
 
 /** A key name: non-empty, no Unicode spaces, no plus sign. */
-export function isValidKeyName(name: string): boolean {
+function isValidKeyName(name: string): boolean {
   return name.length > 0 && !/[\s+]/u.test(name);
 }
 
-export function noteKeyId(name: string, publicKey: Uint8Array): number {
+function noteKeyId(name: string, publicKey: Uint8Array): number {
   const h = createHash('sha256').update(name, 'utf8').update(Buffer.from([0x0a, ED25519_TYPE])).update(publicKey).digest();
   return h.readUInt32BE(0);
 }

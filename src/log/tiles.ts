@@ -54,7 +54,7 @@ export function parseTilePath(rest: string): TileRef | null {
 }
 
 /** Number of hashes a complete tree of `size` leaves has at tile level L (nodes of Merkle level 8L). */
-export function hashesAtTileLevel(size: number, level: number): number {
+function hashesAtTileLevel(size: number, level: number): number {
   return Math.floor(size / TILE_WIDTH ** level);
 }
 

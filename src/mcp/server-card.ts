@@ -28,7 +28,7 @@ export const MCP_SERVER_DESCRIPTION =
   'or sending it; get a deterministic verdict with an Ed25519-signed receipt verifiable offline, and agents\' signed trust scores.';
 
 /** Base URL without a trailing slash. */
-export function trimBase(baseUrl: string): string {
+function trimBase(baseUrl: string): string {
   return baseUrl.replace(/\/+$/, '');
 }
 

@@ -41,9 +41,9 @@ export interface McpToolDefinition extends McpToolDescriptor {
 }
 
 /** The verification request (docs/protocol.md#request), as guidance for clients. The service validates; this schema is not enforced. */
-export const VERIFY_SCHEMA_INPUT: JsonSchemaObject = VERIFICATION_REQUEST_SCHEMA;
+const VERIFY_SCHEMA_INPUT: JsonSchemaObject = VERIFICATION_REQUEST_SCHEMA;
 
-export const GET_RECORD_INPUT: JsonSchemaObject = {
+const GET_RECORD_INPUT: JsonSchemaObject = {
   type: 'object',
   properties: {
     agent_id: { type: 'string', minLength: 1, maxLength: 200, description: 'The agent_id used in verify_schema calls.' },
@@ -53,14 +53,14 @@ export const GET_RECORD_INPUT: JsonSchemaObject = {
 };
 
 /** The error object (docs/protocol.md#errors) carried in `structuredContent` of every error result. */
-export const ERROR_OUTPUT: JsonSchemaObject = { ...ERROR_SCHEMA, title: 'Error' };
+const ERROR_OUTPUT: JsonSchemaObject = { ...ERROR_SCHEMA, title: 'Error' };
 
 /**
  * x402 PaymentRequired, the structuredContent of an isError result when the operator
  * charges for a call (docs/protocol.md#payments). Declared always, so that validating clients
  * let it through whether payments are on or off.
  */
-export const PAYMENT_REQUIRED_OUTPUT: JsonSchemaObject = {
+const PAYMENT_REQUIRED_OUTPUT: JsonSchemaObject = {
   type: 'object',
   title: 'x402 PaymentRequired',
   required: ['x402Version', 'accepts'],
@@ -72,9 +72,9 @@ export const PAYMENT_REQUIRED_OUTPUT: JsonSchemaObject = {
   },
 };
 
-export const RECEIPT_OUTPUT: JsonSchemaObject = { ...RECEIPT_SCHEMA, title: 'Signed verification receipt' };
+const RECEIPT_OUTPUT: JsonSchemaObject = { ...RECEIPT_SCHEMA, title: 'Signed verification receipt' };
 
-export const SCORE_OUTPUT: JsonSchemaObject = { ...TRUST_SCORE_SCHEMA, title: 'Signed trust score' };
+const SCORE_OUTPUT: JsonSchemaObject = { ...TRUST_SCORE_SCHEMA, title: 'Signed trust score' };
 
 /**
  * Output schemas are "success OR error object OR x402 PaymentRequired": the 1.x SDK
@@ -83,7 +83,7 @@ export const SCORE_OUTPUT: JsonSchemaObject = { ...TRUST_SCORE_SCHEMA, title: 'S
  * or the caller never sees it. Declaring no outputSchema would also avoid that, but
  * clients then learn nothing about the receipt's shape.
  */
-export function eitherOutput(...shapes: JsonSchemaObject[]): JsonSchemaObject {
+function eitherOutput(...shapes: JsonSchemaObject[]): JsonSchemaObject {
   return { type: 'object', anyOf: shapes };
 }
 
@@ -101,7 +101,7 @@ const INVOICE_EXAMPLE =
   '→ result "fail", blocking_checks ["consistency:sum_equals"], schema 22/22; the hint says the items sum to 129.5. ' +
   'With "total":129.5 the same call passes.';
 
-export const VERIFY_SCHEMA_TOOL: McpToolDefinition = {
+const VERIFY_SCHEMA_TOOL: McpToolDefinition = {
   name: 'verify_schema',
   title: 'Verify agent output against a JSON Schema and rules',
   description:
@@ -128,7 +128,7 @@ export const VERIFY_SCHEMA_TOOL: McpToolDefinition = {
   },
 };
 
-export const GET_RECORD_TOOL: McpToolDefinition = {
+const GET_RECORD_TOOL: McpToolDefinition = {
   name: 'get_verification_record',
   title: "Get an agent's signed trust score",
   description:

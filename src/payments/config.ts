@@ -10,7 +10,7 @@ import { boolSetting, ConfigError, intSetting } from '../config-values.js';
 /** A CAIP-2 network id, the shape @x402/core uses. */
 export type Network = `${string}:${string}`;
 
-export const BASE_MAINNET: Network = 'eip155:8453';
+const BASE_MAINNET: Network = 'eip155:8453';
 export const SOLANA_MAINNET: Network = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp';
 export const BASE_USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
 export const SOLANA_USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
@@ -65,7 +65,7 @@ export interface PaymentConfig {
   freeMaxBodyBytes: number;
 }
 
-export const DEFAULT_PRICES: Record<PaidRoute, string> = { verify: '$0.02', score: '$0.01' };
+const DEFAULT_PRICES: Record<PaidRoute, string> = { verify: '$0.02', score: '$0.01' };
 
 const NETWORK_ALIASES: Record<string, Network> = {
   base: BASE_MAINNET,

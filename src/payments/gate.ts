@@ -209,7 +209,7 @@ const MAX_SIGNATURE_CHARS = 20_000;
  * also carries a Permit2 authorization is refused, because the facilitator would settle that
  * one while the replay reservation is keyed by the EIP-3009 nonce.
  */
-export function evmPayloadProblem(payload: PaymentPayload): string | null {
+function evmPayloadProblem(payload: PaymentPayload): string | null {
   const p = payload.payload as Record<string, unknown>;
   const extra = Object.keys(p).filter((k) => k !== 'authorization' && k !== 'signature');
   if ('permit2Authorization' in p) return 'Only EIP-3009 (transferWithAuthorization) payments are accepted; this payload carries a Permit2 authorization.';
@@ -241,7 +241,7 @@ function refusalKey(payment: unknown): PaymentKey {
 }
 
 /** The replay key of a payment: (network, payer, nonce); Solana uses the payer's transaction signature. */
-export function paymentKeyOf(payload: PaymentPayload, network: PaymentNetworkConfig['family']): { key: PaymentKey; payer: string } | null {
+function paymentKeyOf(payload: PaymentPayload, network: PaymentNetworkConfig['family']): { key: PaymentKey; payer: string } | null {
   const net = payload.accepted.network;
   if (network === 'evm') {
     const auth = (payload.payload as Record<string, unknown>).authorization;

@@ -13,10 +13,9 @@ import {
 import type { PaymentRequired, SettleResponse } from '@x402/core/types';
 import type { AllowanceInfo } from '../service/types.js';
 
-export const PAYMENT_REQUIRED_HEADER = 'PAYMENT-REQUIRED';
-export const PAYMENT_SIGNATURE_HEADER = 'PAYMENT-SIGNATURE';
-export const PAYMENT_RESPONSE_HEADER = 'PAYMENT-RESPONSE';
-export const MCP_PAYMENT_META = 'x402/payment';
+const PAYMENT_REQUIRED_HEADER = 'PAYMENT-REQUIRED';
+const PAYMENT_RESPONSE_HEADER = 'PAYMENT-RESPONSE';
+const MCP_PAYMENT_META = 'x402/payment';
 export const MCP_PAYMENT_RESPONSE_META = 'x402/payment-response';
 
 /**
@@ -34,7 +33,7 @@ export interface FreeTrialState {
   limit: number;
 }
 
-export function freeTrialState(allowance: AllowanceInfo): FreeTrialState {
+function freeTrialState(allowance: AllowanceInfo): FreeTrialState {
   return {
     available: allowance.remaining > 0,
     remaining_calls_today: allowance.remaining,
@@ -83,7 +82,7 @@ export interface PaymentRequiredBodyOptions {
  * read: where the free calls are (the MCP tool, also REST), how many remain today,
  * when they reset, and how this client is identified.
  */
-export function freeTrialObject(allowance: AllowanceInfo, where: { mcpUrl: string; client: string }): Record<string, unknown> {
+function freeTrialObject(allowance: AllowanceInfo, where: { mcpUrl: string; client: string }): Record<string, unknown> {
   const available = allowance.remaining > 0;
   return {
     available,
@@ -116,7 +115,7 @@ export function paymentRequiredBody(paymentRequired: PaymentRequired, options: P
 }
 
 /** The settlement of a paid call is under way with an unknown outcome (not a refusal, not an error). */
-export const SETTLEMENT_PENDING_STATUS = 202;
+const SETTLEMENT_PENDING_STATUS = 202;
 
 /**
  * Body of a pending settlement: retryable, names the receipt it will publish and the

@@ -13,7 +13,6 @@ const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 export const PUBLIC_KEY_ENCODING = 'base64 of the raw 32-byte Ed25519 public key';
 
 const BASE64_32 = /^[A-Za-z0-9+/]{43}=$/;
-const BASE64_64 = /^[A-Za-z0-9+/]{86}==$/;
 
 /** Standard base64 of the raw 32 bytes of an Ed25519 public (or private's public) key. */
 export function rawPublicKeyBase64(key: KeyObject): string {
@@ -42,13 +41,6 @@ export function publicKeyFromRaw(raw: Uint8Array): KeyObject | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Decodes a signature given as standard base64 of 64 bytes (canonical encoding only); undefined when malformed. */
-export function signatureFromBase64(text: unknown): Buffer | undefined {
-  if (typeof text !== 'string' || !BASE64_64.test(text)) return undefined;
-  const raw = Buffer.from(text, 'base64');
-  return raw.length === 64 && raw.toString('base64') === text ? raw : undefined;
 }
 
 /** PKCS#8 PEM of the Ed25519 private key with this 32-byte seed (RFC 8032 "secret key"). */

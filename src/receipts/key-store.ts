@@ -39,11 +39,11 @@ export interface KeyStateStore {
 }
 
 /** How far ahead of the rotation the new key's window starts (all instances switch at that instant). */
-export const ROTATION_LEAD_MS = 5_000;
+const ROTATION_LEAD_MS = 5_000;
 /** How often an instance re-reads the key rows. */
-export const KEY_REFRESH_MS = 1_000;
+const KEY_REFRESH_MS = 1_000;
 /** An instance whose view of the keys is older than this refuses to sign (must stay below the lead). */
-export const KEY_VIEW_MAX_AGE_MS = 4_000;
+const KEY_VIEW_MAX_AGE_MS = 4_000;
 
 const ENVELOPE = 'aes-256-gcm:v1';
 
@@ -58,7 +58,7 @@ export function parseKeyEncryptionKey(text: string): Buffer {
 }
 
 /** AES-256-GCM of the PKCS#8 DER under the KEK; the key version is authenticated data, so a row cannot be swapped for another. */
-export function encryptPrivateKey(key: KeyObject, keyVersion: string, kek: Buffer): string {
+function encryptPrivateKey(key: KeyObject, keyVersion: string, kek: Buffer): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', kek, iv);
   cipher.setAAD(Buffer.from(keyVersion, 'utf8'));
@@ -67,7 +67,7 @@ export function encryptPrivateKey(key: KeyObject, keyVersion: string, kek: Buffe
   return [ENVELOPE, iv.toString('base64'), cipher.getAuthTag().toString('base64'), ct.toString('base64')].join(':');
 }
 
-export function decryptPrivateKey(envelope: string, keyVersion: string, kek: Buffer): KeyObject {
+function decryptPrivateKey(envelope: string, keyVersion: string, kek: Buffer): KeyObject {
   const parts = envelope.split(':');
   if (parts.length !== 5 || `${parts[0]}:${parts[1]}` !== ENVELOPE) throw new Error(`the private key of ${keyVersion} is not in the ${ENVELOPE} format`);
   try {
@@ -83,7 +83,7 @@ export function decryptPrivateKey(envelope: string, keyVersion: string, kek: Buf
 }
 
 /** A fresh key row (private key encrypted) with its window starting at `notBefore`. */
-export function newKeyRecord(notBefore: Date, kek: Buffer, createdAt: Date = new Date()): SigningKeyRecordLike {
+function newKeyRecord(notBefore: Date, kek: Buffer, createdAt: Date = new Date()): SigningKeyRecordLike {
   const { privateKey } = generateKeyPairSync('ed25519');
   const day = notBefore.toISOString().slice(0, 10).replace(/-/g, '');
   const keyVersion = `k-${day}-${randomBytes(6).toString('hex')}`;
@@ -138,8 +138,6 @@ export interface DatabaseKeyRingOptions {
   /** The key-encryption key (32 bytes). */
   kek: Buffer;
   clock?: () => Date;
-  /** Re-read period (default KEY_REFRESH_MS). */
-  refreshMs?: number;
   /** Called when a background re-read fails (the ring keeps its last view until it is too old). */
   onRefreshError?: (err: unknown) => void;
 }
@@ -225,7 +223,7 @@ export async function createDatabaseKeyRing(options: DatabaseKeyRingOptions): Pr
         options.onRefreshError?.(err);
         schedule();
       });
-    }, options.refreshMs ?? KEY_REFRESH_MS);
+    }, KEY_REFRESH_MS);
     timer.unref();
   };
   schedule();

@@ -7,7 +7,7 @@
  * fields it carries). Needs no network and no secret; a third party can run
  * exactly this. No platform API is used here: Node supplies its native crypto
  * (./verify-receipt.ts), browsers and the client a pure-JS one
- * (./portable-crypto.ts), so both run the same checks.
+ * (./verify-receipt-portable.ts), so both run the same checks.
  */
 import { isApiError } from '../errors.js';
 import { parseVerificationRequest, validateRequestValue } from '../core/request.js';

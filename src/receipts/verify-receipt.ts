@@ -20,7 +20,7 @@ export {
 } from './receipt-verifier.js';
 
 /** Node's primitives: OpenSSL Ed25519 and SHA-256. */
-export const nodeReceiptCrypto: ReceiptCrypto<KeyObject> = {
+const nodeReceiptCrypto: ReceiptCrypto<KeyObject> = {
   sha256Hex,
   importPublicKey: publicKeyFromRaw,
   verify: (message, signature, key) => edVerify(null, Buffer.from(message, 'utf8'), key, signature),

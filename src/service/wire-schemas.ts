@@ -24,7 +24,7 @@ import { RULE_TYPES } from '../core/types.js';
 // lengths count code points too), no control characters.
 const ID_STRING = { type: 'string', minLength: 1, maxLength: MAX_ID_LENGTH, pattern: ID_PATTERN } as const;
 
-export const BOUND_SCHEMA = {
+const BOUND_SCHEMA = {
   type: 'object',
   description: 'Inclusive numeric range every value at the path must fall in.',
   properties: {
@@ -37,7 +37,7 @@ export const BOUND_SCHEMA = {
 
 // Optional members are nullable: the parser treats null as absent, and the canonical request
 // (request_hash, docs/protocol.md#hashes) writes every absent reference as null.
-export const RULE_SCHEMA = {
+const RULE_SCHEMA = {
   type: 'object',
   required: ['type', 'field'],
   properties: {
@@ -140,7 +140,7 @@ const SCORE_SCHEMA = {
 } as const;
 
 /** The `verify` and `attestation` blocks every signed document carries. */
-export const SIGNATURE_BLOCKS = {
+const SIGNATURE_BLOCKS = {
   verify: {
     type: 'object',
     required: ['public_key_url', 'key_version', 'canonicalization', 'hash_algorithm'],

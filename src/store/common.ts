@@ -38,13 +38,13 @@ export function allowanceState(allowed: boolean, limit: number, used: number): A
  * RFC 3339 text, because text order breaks when fractional seconds are present
  * on some rows and not others ("…00.5Z" sorts before "…00Z").
  */
-export function verifiedMs(verifiedAt: string): number {
+function verifiedMs(verifiedAt: string): number {
   const ms = Date.parse(verifiedAt);
   if (!Number.isFinite(ms)) throw new TypeError(`verifiedAt is not an RFC 3339 timestamp: ${JSON.stringify(verifiedAt)}`);
   return ms;
 }
 
-export function assertReceipt(record: { verificationId: string; taskId: string; result: string; overallRatio: number; keyVersion: string; receipt: string }): void {
+function assertReceipt(record: { verificationId: string; taskId: string; result: string; overallRatio: number; keyVersion: string; receipt: string }): void {
   if (typeof record.verificationId !== 'string' || record.verificationId.length === 0) throw new TypeError('verificationId must be a non-empty string');
   if (record.result !== 'pass' && record.result !== 'fail') throw new TypeError(`result must be pass or fail, got ${JSON.stringify(record.result)}`);
   if (typeof record.overallRatio !== 'number' || !Number.isFinite(record.overallRatio)) throw new TypeError('overallRatio must be a finite number');
@@ -57,7 +57,7 @@ export interface HistoryCursor {
 }
 
 /** Opaque to clients: base64url of `[ms, verification_id]` of the last row of the previous page. */
-export function encodeCursor(c: HistoryCursor): string {
+function encodeCursor(c: HistoryCursor): string {
   return Buffer.from(JSON.stringify([c.ms, c.id]), 'utf8').toString('base64url');
 }
 
@@ -86,7 +86,7 @@ export function assertPageLimit(limit: number): void {
 }
 
 /** passes / verifications rounded to 6 decimals; 0 when none (docs/protocol.md#reputation-and-trust-score). */
-export function passRate(passes: number, verifications: number): number {
+function passRate(passes: number, verifications: number): number {
   return verifications === 0 ? 0 : Math.round((passes / verifications) * 1e6) / 1e6;
 }
 

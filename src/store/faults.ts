@@ -7,7 +7,7 @@
 import { ApiError } from '../errors.js';
 
 /** Seconds a client is told to wait before retrying during a store fault. */
-export const STORE_RETRY_AFTER_SECONDS = 2;
+const STORE_RETRY_AFTER_SECONDS = 2;
 
 /** Thrown by the stores themselves for faults they detect (e.g. the SQLite file was removed). */
 export class StoreFaultError extends Error {

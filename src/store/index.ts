@@ -41,7 +41,7 @@ export interface OpenStoreOptions {
   onFault?: (reason: string, err: unknown) => void;
 }
 
-export function isPostgresUrl(url: string | null | undefined): url is string {
+function isPostgresUrl(url: string | null | undefined): url is string {
   return typeof url === 'string' && /^postgres(ql)?:\/\//i.test(url);
 }
 

@@ -100,4 +100,3 @@ export function recordOfRow(r: ReceiptRow): ReceiptRecord {
   };
 }
 
-export const LOG_EMPTY_ROOT_HEX = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';

@@ -86,7 +86,7 @@ export interface SqliteStore extends Store {
 }
 
 /** Below this much free space in the database's file system, readiness reports `disk full`. */
-export const SQLITE_MIN_FREE_BYTES = 1024 * 1024;
+const SQLITE_MIN_FREE_BYTES = 1024 * 1024;
 
 const require = createRequire(import.meta.url);
 

@@ -6,9 +6,9 @@
  */
 export type DraftVersion = 7 | 2019 | 2020;
 
-export const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
-export const DRAFT_2019_09 = 'https://json-schema.org/draft/2019-09/schema';
-export const DRAFT_07 = 'http://json-schema.org/draft-07/schema#';
+const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
+const DRAFT_2019_09 = 'https://json-schema.org/draft/2019-09/schema';
+const DRAFT_07 = 'http://json-schema.org/draft-07/schema#';
 
 export interface Dialect {
   /** The meta-schema URI this dialect was selected by. */
@@ -60,8 +60,8 @@ function allOf(v: Record<string, string[]>): Set<string> {
 }
 
 export const DIALECT_2020: Dialect = { id: DRAFT_2020_12, version: 2020, keywords: allOf(VOCAB_2020), formatAssertion: false, standard: DRAFT_2020_12 };
-export const DIALECT_2019: Dialect = { id: DRAFT_2019_09, version: 2019, keywords: allOf(VOCAB_2019), formatAssertion: false, standard: DRAFT_2019_09 };
-export const DIALECT_07: Dialect = { id: DRAFT_07, version: 7, keywords: DRAFT7_KEYWORDS, formatAssertion: false, standard: DRAFT_07 };
+const DIALECT_2019: Dialect = { id: DRAFT_2019_09, version: 2019, keywords: allOf(VOCAB_2019), formatAssertion: false, standard: DRAFT_2019_09 };
+const DIALECT_07: Dialect = { id: DRAFT_07, version: 7, keywords: DRAFT7_KEYWORDS, formatAssertion: false, standard: DRAFT_07 };
 
 /** The standard dialect for a `$schema` value, or undefined when it is not one we know. */
 export function standardDialect(uri: string): Dialect | undefined {

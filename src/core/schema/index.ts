@@ -80,7 +80,7 @@ function metaSchemaFor(standard: string): CompiledSchema {
 }
 
 /** `$.a['b.c'][1]` (a failure's instance path) → `#/a/b.c/1`. */
-export function instancePathToPointer(path: string): string {
+function instancePathToPointer(path: string): string {
   let out = '#';
   let i = 1;
   while (i < path.length) {
@@ -308,16 +308,16 @@ export interface SchemaCache {
 }
 
 /** Bytes per unit of compiled size: closures, keyword records and pattern programs (measured, rounded up). */
-export const BYTES_PER_COMPILED_UNIT = 400;
+const BYTES_PER_COMPILED_UNIT = 400;
 /** Fixed part of every entry: the compiled schema object, its contexts, the key. */
 const ENTRY_BYTES = 4096;
 
 /** Estimated heap held by a compiled schema, from its compiled size (including generated code). */
-export function estimateCompiledBytes(c: CompiledSchema, key: string): number {
+function estimateCompiledBytes(c: CompiledSchema, key: string): number {
   return ENTRY_BYTES + 2 * key.length + c.compiledSize * BYTES_PER_COMPILED_UNIT;
 }
 
-export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
+const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
 
 export function createSchemaCache(options: SchemaCacheOptions): SchemaCache {
   const { engine } = options;

@@ -80,9 +80,9 @@ export class StepLimitError extends Error {
 }
 
 /** Steps charged per reported failure (building its path and message is the costly part). */
-export const FAILURE_STEPS = 100;
+const FAILURE_STEPS = 100;
 /** Steps charged per failure past EvalContext.maxFailures (only counted). */
-export const OMITTED_FAILURE_STEPS = 2;
+const OMITTED_FAILURE_STEPS = 2;
 
 /** Steps charged before a pattern runs: a fixed part plus its per-character weight. */
 export const PATTERN_CALL_STEPS = 10;
@@ -436,5 +436,3 @@ export function quoteList(keys: readonly string[], max = 5): string {
   if (keys.length > max) shown.push(`… (${keys.length - max} more)`);
   return shown.join(', ');
 }
-
-export const NO_VALIDATORS: readonly Validate[] = [];

@@ -16,7 +16,7 @@ export function resolveUri(ref: string, base: string): string | undefined {
   }
 }
 
-export function stripFragment(uri: string): string {
+function stripFragment(uri: string): string {
   const i = uri.indexOf('#');
   return i < 0 ? uri : uri.slice(0, i);
 }

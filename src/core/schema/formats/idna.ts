@@ -46,7 +46,7 @@ function digitChar(d: number): string {
 }
 
 /** Decodes a Punycode string into code points; undefined when it is not valid Punycode. */
-export function punycodeDecode(input: string): number[] | undefined {
+function punycodeDecode(input: string): number[] | undefined {
   const out: number[] = [];
   let b = input.lastIndexOf('-');
   if (b < 0) b = 0;
@@ -83,7 +83,7 @@ export function punycodeDecode(input: string): number[] | undefined {
 }
 
 /** Encodes code points as Punycode (without the `xn--` prefix). */
-export function punycodeEncode(cps: number[]): string {
+function punycodeEncode(cps: number[]): string {
   let out = '';
   for (const c of cps) if (c < 0x80) out += String.fromCharCode(c);
   const basic = out.length;
@@ -154,7 +154,7 @@ function isUnstable(s: string): boolean {
   return nfkc !== s || nfkc.toLowerCase().normalize('NFKC') !== s;
 }
 
-export function idnaClass(cp: number): IdnaClass {
+function idnaClass(cp: number): IdnaClass {
   const exception = EXCEPTIONS.get(cp);
   if (exception) return exception;
   if ((cp >= 0x0660 && cp <= 0x0669) || (cp >= 0x06f0 && cp <= 0x06f9)) return 'CONTEXTO';

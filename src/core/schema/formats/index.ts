@@ -73,11 +73,6 @@ const REGISTRY: ReadonlyMap<string, Readonly<Record<string, FormatCheck>>> = new
   [`${DIALECT_2019_09}#`, DRAFT_2019_FORMATS],
 ]);
 
-/** The format names asserted under `dialect` (empty for an unknown dialect). */
-export function assertedFormats(dialect: string): string[] {
-  return Object.keys(REGISTRY.get(dialect) ?? {});
-}
-
 /** The checker for `name` under `dialect` (a meta-schema URI), or undefined when not asserted (unknown formats pass). */
 export function getFormat(name: string, dialect: string): FormatCheck | undefined {
   const table = REGISTRY.get(dialect);

@@ -76,7 +76,7 @@ export function patternOf(source: string, path: string, state?: CompileState): W
 }
 
 /** Compiled-size units per unit of pattern size (building a program is the costly part of compiling). */
-export const PATTERN_UNIT_COST = 40;
+const PATTERN_UNIT_COST = 40;
 
 /** Throws too_complex for a schema whose compiled artefacts passed WorkLimits.maxCompiledSize at `path`. */
 export function compiledSizeExceeded(state: CompileState, path: string): never {
