@@ -60,6 +60,26 @@ interface PgCounters {
   walSyncs: number | null;
 }
 
+/** CPU seconds (utime + stime, all threads) of one process, or null when it cannot be read. */
+function processCpuSeconds(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** Runs a load and adds the CPU time `pid` spent on it per answered request (ms), when readable. */
+async function withCpu(pid: number | undefined, fn: () => Promise<Run>): Promise<Run & { cpuMsPerReq: number | null }> {
+  const before = processCpuSeconds(pid);
+  const r = await fn();
+  const after = processCpuSeconds(pid);
+  return { ...r, cpuMsPerReq: before !== null && after !== null && r.total > 0 ? r2(((after - before) * 1000) / r.total) : null };
+}
+
 /** CPU seconds of every process named `postgres` on this machine (server, backends, WAL writer, checkpointer). */
 function postgresCpuSeconds(): number | null {
   const tick = 100; // USER_HZ: 100 on Linux
@@ -497,12 +517,13 @@ async function main(): Promise<void> {
 
     // Warm-up (JIT, schema caches, pooled connections), then interleaved runs so that a change in the machine's load hits all alike.
     for (const url of [bareUrl, signedUrl, ourUrl, ...(pg ? [pgUrl] : [])]) await load(url, invoice, { connections, duration: 2 });
-    const through: { bare: Run; signed: Run; ours: Run; pg: Run | null; pgUsage: PgUsage | null }[] = [];
+    type CpuRun = Run & { cpuMsPerReq: number | null };
+    const through: { bare: Run; signed: Run; ours: CpuRun; pg: CpuRun | null; pgUsage: PgUsage | null }[] = [];
     for (let i = 0; i < runs; i++) {
       const b = await load(bareUrl, invoice, { connections, duration });
       const sg = await load(signedUrl, invoice, { connections, duration });
-      const o = await load(ourUrl, invoice, { connections, duration });
-      const p = pg ? await measurePg(pg, () => load(pgUrl, invoice, { connections, duration })) : null;
+      const o = await withCpu(ours.pid, () => load(ourUrl, invoice, { connections, duration }));
+      const p = pg ? await measurePg(pg, () => withCpu(pgProc?.pid, () => load(pgUrl, invoice, { connections, duration }))) : null;
       through.push({ bare: b, signed: sg, ours: o, pg: p?.result ?? null, pgUsage: p?.usage ?? null });
       process.stdout.write(
         `throughput run ${i + 1}: bare ${b.reqPerSec}, signed ${sg.reqPerSec}, ours ${o.reqPerSec}` +
@@ -561,8 +582,10 @@ async function main(): Promise<void> {
     const throughRows = through
       .map(
         (t, i) =>
-          `| ${i + 1} | ${t.bare.reqPerSec} | ${t.signed.reqPerSec} | ${t.ours.reqPerSec} | **${vsSigned[i]}×** | ${vsBare[i]}× | ${t.ours.p99} | ` +
-          (t.pg ? `${t.pg.reqPerSec} | **${pgVsSqlite[i]}×** | ${t.pg.p99} | ${describePg(t.pgUsage).cores} |` : 'skipped | — | — | — |'),
+          `| ${i + 1} | ${t.bare.reqPerSec} | ${t.signed.reqPerSec} | ${t.ours.reqPerSec} | **${vsSigned[i]}×** | ${vsBare[i]}× | ${t.ours.p99} | ${t.ours.cpuMsPerReq ?? 'n/a'} | ` +
+          (t.pg
+            ? `${t.pg.reqPerSec} | **${pgVsSqlite[i]}×** | ${t.pg.p99} | ${t.pg.cpuMsPerReq ?? 'n/a'} | ${describePg(t.pgUsage).cores} | ${describePg(t.pgUsage).msPerReq} |`
+            : 'skipped | — | — | — | — | — |'),
       )
       .join('\n');
     const fixedRows = fixed
@@ -606,11 +629,13 @@ its own child process on 127.0.0.1; the load generator runs in the driver proces
 - **bare baseline**: the same Fastify + Ajv endpoint, validate only (answers \`{"result":"pass"}\`).
 
 Throughput: autocannon, ${connections} connections, ${duration} s per run after a 2 s warm-up of each server; the servers
-run in turn within each run, so a change in the machine's load hits all of them. "PG" is ours on PostgreSQL; its last
-column is the PostgreSQL server's CPU during that run.
+run in turn within each run, so a change in the machine's load hits all of them. "PG" is ours on PostgreSQL. "CPU ms/req"
+is the server process's own CPU time (all threads, from \`/proc/<pid>/stat\`) per answered request; the last two columns are
+the PostgreSQL server's CPU during that run, in cores and in ms per request — on a dedicated machine the throughput of
+PostgreSQL mode is bounded by the sum of ours' and the database's CPU per request.
 
-| run | bare req/s | signed req/s | ours req/s | ours / signed | ours / bare | ours p99 ms | PG req/s | PG / ours (SQLite) | PG p99 ms | PostgreSQL CPU (cores) |
-|---|---|---|---|---|---|---|---|---|---|---|
+| run | bare req/s | signed req/s | ours req/s | ours / signed | ours / bare | ours p99 ms | ours CPU ms/req | PG req/s | PG / ours (SQLite) | PG p99 ms | ours on PG CPU ms/req | PostgreSQL CPU (cores) | PostgreSQL CPU ms/req |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 ${throughRows}
 
 Fixed rate: ours at ${rate} req/s for ${duration} s on each store in turn, open loop — requests leave evenly spaced (one or two per
