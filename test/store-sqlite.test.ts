@@ -9,7 +9,7 @@ import { openStore } from '../src/store/index.js';
 import { SQLITE_MIGRATIONS } from '../src/store/migrations/sqlite.js';
 import { createSqliteStore } from '../src/store/sqlite.js';
 import { createSqliteOffloadStore } from '../src/store/sqlite-offload.js';
-import { defineStoreContract } from './store-contract.js';
+import { defineStoreContract, receipt } from './store-contract.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'aov-store-'));
@@ -85,6 +85,32 @@ defineStoreContract('sqlite (worker writer)', {
 });
 
 describe('sqlite specifics', () => {
+  // Group commit puts concurrent writes in one transaction: a failing batch must roll back alone, as a savepoint.
+  for (const [name, open] of [
+    ['group commit', (f: string) => createSqliteStore({ file: f, groupCommit: true })],
+    ['worker writer', (f: string) => createSqliteOffloadStore({ file: f })],
+  ] as const) {
+    it(`${name}: a batch that fails inside a shared commit leaves none of its receipts, and the writes beside it commit`, async () => {
+      const s = open(join(dir, `group-${name.replace(' ', '-')}.db`));
+      try {
+        const existing = receipt('g-agent', '2026-03-01T10:00:00Z', 'pass');
+        await s.saveReceipt(existing);
+        const bad = [receipt('g-agent', '2026-03-01T10:00:01Z', 'pass'), { ...existing, receipt: '{}' }];
+        const good = [receipt('g-agent', '2026-03-01T10:00:02Z', 'pass'), receipt('g-agent', '2026-03-01T10:00:03Z', 'fail')];
+        const single = receipt('g-agent', '2026-03-01T10:00:04Z', 'pass');
+        // Issued in the same turn, so they share one commit.
+        const outcomes = await Promise.allSettled([s.saveReceipts(bad), s.saveReceipts(good), s.saveReceipt(single), s.takeAllowance('g', '2026-03-01', 10, 4)]);
+        expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+        expect(await s.getReceipt(bad[0]!.verificationId)).toBeNull();
+        for (const r of [...good, single]) expect(await s.getReceipt(r.verificationId)).toBe(r.receipt);
+        expect((await s.reputation('g-agent', { limit: 10 })).verifications).toBe(4);
+        expect((await s.peekAllowance('g', '2026-03-01', 10)).used).toBe(4);
+      } finally {
+        await s.close();
+      }
+    });
+  }
+
   it('processes opening a fresh file at the same instant migrate it once', async () => {
     const fresh = join(dir, 'race', 'fresh.db');
     const outs = await raceWorkers<{ versions: number[] }>(3, ['open', fresh]);
