@@ -17,6 +17,7 @@ import { attestationExtension } from './receipts/index.js';
 import { openSigningKeys, type SigningKeys } from './service/signing-keys.js';
 import { createHttpMetrics } from './http/metrics.js';
 import { createInlineRunner } from './service/inline-runner.js';
+import { createPoolRunner } from './service/pool-runner.js';
 import { createIssuer } from './service/issuer.js';
 import { createAllowancePolicy, createPipeline, type AdmissionPolicy, type Pipeline, type VerificationRunner } from './service/pipeline.js';
 import { createVerifierService } from './service/verifier-service.js';
@@ -87,7 +88,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     const keys = signingKeys;
     const keyRing = keys.keyRing;
 
-    const { verifier, attestor, issuer } = createIssuer(config, { clock, keyRing });
+    const { verifier, attestor } = createIssuer(config, { clock, keyRing });
 
     // The transparency log: its own note key, named after the public host, and a sequencer on every instance.
     const noteSigner = loadOrCreateNoteSigner(config.logNoteKeyFile, logOrigin(config.publicBaseUrl));
@@ -109,7 +110,22 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       listCap: config.listCap,
       checkpoint: () => transparencyLog.checkpointNow(),
     });
-    const runner = createInlineRunner({ verifier, issuer, maxDepth: config.maxJsonDepth });
+    const runner =
+      config.verifyWorkers > 0
+        ? createPoolRunner({
+            threads: config.verifyWorkers,
+            deadlineMs: config.verifyDeadlineMs,
+            heapMb: config.verifyWorkerHeapMb,
+            attestor,
+            worker: {
+              verifier: { schemaCacheSize: config.schemaCacheSize, schemaCacheBytes: config.schemaCacheBytes, listCap: config.listCap, workLimits: config.workLimits },
+              maxDepth: config.maxJsonDepth,
+              serviceName: config.serviceName,
+              baseUrl: config.publicBaseUrl,
+              verifierVersion: version,
+            },
+          })
+        : createInlineRunner({ verifier, attestor, verifierVersion: version, maxDepth: config.maxJsonDepth });
 
     const paymentLog = log;
     // Imported only when payments are on: the x402 client stack is slow to load and large in memory.

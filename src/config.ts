@@ -49,6 +49,15 @@ export interface Config {
   schemaCacheBytes: number;
   /** Work limits of every verification (SCHEMA_MAX_*; see docs/security.md). */
   workLimits: WorkLimits;
+  /**
+   * Verification worker threads (VERIFY_WORKERS; 0 = verify on the HTTP thread). Schemas are
+   * programs from strangers: in workers, a slow one cannot stall other requests or /health.
+   */
+  verifyWorkers: number;
+  /** Wall-clock limit of one verification task in a worker (VERIFY_DEADLINE_MS). */
+  verifyDeadlineMs: number;
+  /** Heap cap of each verification worker (VERIFY_WORKER_HEAP_MB). */
+  verifyWorkerHeapMb: number;
   /** SQLite durability: FULL survives power loss (default); NORMAL survives a process crash only. */
   sqliteSynchronous: 'FULL' | 'NORMAL';
   logLevel: LogLevel;
@@ -190,6 +199,11 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     maxEvaluationSteps: intSetting('SCHEMA_MAX_EVALUATION_STEPS', get('SCHEMA_MAX_EVALUATION_STEPS'), DEFAULT_WORK_LIMITS.maxEvaluationSteps, 1, 1_000_000_000_000),
   };
 
+  const verifyWorkers = intSetting('VERIFY_WORKERS', get('VERIFY_WORKERS'), 2, 0, 64);
+  // Past the work limits' own bound (no request under them needs 250 ms of CPU), short of the 2 s a caller waits at most.
+  const verifyDeadlineMs = intSetting('VERIFY_DEADLINE_MS', get('VERIFY_DEADLINE_MS'), 1500, 50, 600_000);
+  const verifyWorkerHeapMb = intSetting('VERIFY_WORKER_HEAP_MB', get('VERIFY_WORKER_HEAP_MB'), 256, 32, 16_384);
+
   const logNoteKeyFile = path.resolve((get('LOG_NOTE_KEY_FILE') ?? '').trim() || path.join(dataDir, 'log', 'note-key.pem'));
   // Under a second in all: a receipt must be covered by a published checkpoint within one second of its response.
   const logIntervalMs = intSetting('LOG_INTERVAL_MS', get('LOG_INTERVAL_MS'), 200, 10, 800);
@@ -258,6 +272,9 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     schemaCacheSize,
     schemaCacheBytes,
     workLimits,
+    verifyWorkers,
+    verifyDeadlineMs,
+    verifyWorkerHeapMb,
     sqliteSynchronous: rawSync,
     logLevel: rawLevel as LogLevel,
     logNoteKeyFile,

@@ -62,6 +62,12 @@ export const ERROR_TABLE = {
     message: 'The request is over a work limit (schema size, pattern size or evaluation steps). See fields[] for the limit and what to change.',
     next_actions: [{ action: 'simplify_schema', using: 'fields' }],
   },
+  verification_aborted: {
+    status: 503,
+    retryable: false,
+    message: 'The verification was stopped at the time or memory limit of one request. Nothing was charged.',
+    next_actions: [{ action: 'simplify_schema' }, { action: 'reduce_payload' }],
+  },
   free_allowance_exhausted: {
     status: 429,
     retryable: true,

@@ -62,14 +62,14 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
     lastParsed: null,
 
     pipeline(policy?: AdmissionPolicy): Pipeline {
-      const parsedOf = new WeakMap<PreparedVerification, ParsedRequest>();
+      const parsedOf = new WeakMap<PreparedVerification, { parsed: ParsedRequest; stamp: { verificationId: string; verifiedAt: Date } }>();
       return createPipeline({
         service,
         policy: policy ?? createAllowancePolicy(service),
         clock: () => new Date(),
         newId: randomUUID,
         runner: {
-          async prepare(source) {
+          async prepare(source, stamp) {
             // The core's strict parser, as the real runner uses it (duplicate keys, __proto__ as an ordinary key).
             const parsed = parseVerificationRequest(source);
             const prepared: PreparedVerification = {
@@ -79,13 +79,13 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
               taskId: parsed.request.task_id,
               agentId: parsed.request.agent_id,
             };
-            parsedOf.set(prepared, parsed);
+            parsedOf.set(prepared, { parsed, stamp });
             return prepared;
           },
-          async run(prepared, stamp) {
-            const parsed = parsedOf.get(prepared);
-            if (!parsed) throw new Error('not prepared here');
-            return issue(parsed, stamp);
+          async run(prepared) {
+            const entry = parsedOf.get(prepared);
+            if (!entry) throw new Error('not prepared here');
+            return issue(entry.parsed, entry.stamp);
           },
           async close() {},
         },

@@ -138,10 +138,10 @@ describe('no receipt without a settled payment', () => {
     // Verified while valid; during the work the chain's clock passes validBefore (now + 300 s).
     const runner = svc.app.runner;
     const original = runner.run.bind(runner);
-    runner.run = async (prepared, stamp) => {
+    runner.run = async (prepared) => {
       runner.run = original;
       chainSkewMs = 400_000;
-      return original(prepared, stamp);
+      return original(prepared);
     };
     try {
       const r = await post(svc.base, await b.client.createPaymentPayload(pr), body('edge', who));

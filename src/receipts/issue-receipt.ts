@@ -3,13 +3,19 @@
  * response around the verdict (id, hashes, time, version) and sign it under
  * the verify context. The returned text is exactly what is stored and sent, so
  * the bytes a client receives are the bytes that were signed over.
+ *
+ * Issuing is split in two so that the verdict can be computed away from the keys:
+ * `draftReceipt` (verify, build, canonicalize: no key needed, runs in a verification
+ * worker) and `finishReceipt` (one Ed25519 signature and the attestation block, where
+ * the key ring lives). `createReceiptIssuer` does both in the calling thread.
  */
 import { buildResponse, type VerificationResponse } from '../core/response.js';
 import type { Verifier } from '../core/verify.js';
 import type { ParsedRequest } from '../core/types.js';
 import { computeHashes } from './hashes.js';
 import { rfc3339Seconds } from './time.js';
-import type { Attestor, SignedResponse } from './v1/attestation.js';
+import type { SigningKey } from './key-ring.js';
+import { appendAttestation, attestationBlock, type Attestor, type Presigned, type Presigner, type SignedResponse } from './v1/attestation.js';
 
 export interface ReceiptIssuerOptions {
   verifier: Pick<Verifier, 'verify'>;
@@ -20,11 +26,8 @@ export interface ReceiptIssuerOptions {
   verifierVersion: string;
 }
 
-/** A signed receipt, its exact text, and the facts its store record needs (typed, never re-read from the text). */
-export interface IssuedReceipt {
-  response: SignedResponse<VerificationResponse>;
-  /** JSON text of `response`: what is stored and returned. */
-  text: string;
+/** The facts of a receipt its store record needs (typed, never re-read from the text). */
+export interface ReceiptFacts {
   verificationId: string;
   result: 'pass' | 'fail';
   /** RFC 3339 UTC, equal to attestation.timestamp. */
@@ -36,10 +39,96 @@ export interface IssuedReceipt {
   agentId: string | null;
 }
 
+/** A signed receipt, its exact text, and the facts its store record needs. */
+export interface IssuedReceipt extends ReceiptFacts {
+  response: SignedResponse<VerificationResponse>;
+  /** JSON text of `response`: what is stored and returned. */
+  text: string;
+}
+
+/** A receipt with everything but its signature: plain data, so it can cross a thread boundary. */
+export interface ReceiptDraft extends ReceiptFacts {
+  /** The exact text to sign. */
+  input: string;
+  /** JSON text of the response without its attestation block. */
+  unsignedText: string;
+}
+
 /** The identity of a receipt, when the caller assigns it (the service does; the CLI lets the issuer). */
 export interface ReceiptStamp {
   verificationId: string;
   verifiedAt: Date;
+}
+
+export interface DraftOptions {
+  verifier: Pick<Verifier, 'verify'>;
+  presigner: Presigner;
+  verifierVersion: string;
+}
+
+/** Verify and build the response for this stamp and key version, ready to be signed. */
+export function draftReceipt(
+  parsed: ParsedRequest,
+  stamp: { verificationId: string; verifiedAt: string },
+  keyVersion: string,
+  options: DraftOptions,
+): ReceiptDraft {
+  return toDraft(presignReceipt(parsed, stamp, keyVersion, options));
+}
+
+function presignReceipt(
+  parsed: ParsedRequest,
+  stamp: { verificationId: string; verifiedAt: string },
+  keyVersion: string,
+  options: DraftOptions,
+): { presigned: Presigned<VerificationResponse>; facts: ReceiptFacts } {
+  const hashes = computeHashes(parsed);
+  const verdict = options.verifier.verify(parsed, { schemaKey: hashes.schema_hash });
+  const meta = {
+    verification_id: stamp.verificationId,
+    output_hash: hashes.output_hash,
+    schema_hash: hashes.schema_hash,
+    rules_hash: hashes.rules_hash,
+    request_hash: hashes.request_hash,
+    verified_at: stamp.verifiedAt,
+    verifier_version: options.verifierVersion,
+  };
+  const unsigned = buildResponse(verdict, meta, parsed.request.detail);
+  const presigned = options.presigner.presign(unsigned, { context: 'verify', timestamp: stamp.verifiedAt, keyVersion });
+  const facts: ReceiptFacts = {
+    verificationId: stamp.verificationId,
+    result: verdict.result,
+    verifiedAt: stamp.verifiedAt,
+    keyVersion,
+    overallRatio: verdict.overall.ratio,
+    taskId: verdict.task_id,
+    agentId: verdict.agent_id,
+  };
+  return { presigned, facts };
+}
+
+function toDraft({ presigned, facts }: { presigned: Presigned<VerificationResponse>; facts: ReceiptFacts }): ReceiptDraft {
+  return { ...facts, input: presigned.input, unsignedText: JSON.stringify(presigned.unsigned) };
+}
+
+/**
+ * Sign a draft with the key it was drafted for. The response object is parsed from the
+ * text only when someone reads it (the MCP adapter does; REST sends the text).
+ */
+export function finishReceipt(draft: ReceiptDraft, signer: SigningKey): IssuedReceipt {
+  if (signer.keyVersion !== draft.keyVersion) throw new Error(`draft for key ${draft.keyVersion} offered to key ${signer.keyVersion}`);
+  const signature = signer.sign(Buffer.from(draft.input, 'utf8')).toString('base64');
+  const text = appendAttestation(draft.unsignedText, attestationBlock({ keyVersion: draft.keyVersion, timestamp: draft.verifiedAt }, signature));
+  const { input: _input, unsignedText: _unsigned, ...facts } = draft;
+  let response: SignedResponse<VerificationResponse> | undefined;
+  return {
+    ...facts,
+    text,
+    get response() {
+      response ??= JSON.parse(text) as SignedResponse<VerificationResponse>;
+      return response;
+    },
+  };
 }
 
 export interface ReceiptIssuer {
@@ -51,32 +140,15 @@ export function createReceiptIssuer(options: ReceiptIssuerOptions): ReceiptIssue
   const { verifier, attestor, clock, newId, verifierVersion } = options;
   return {
     issue(parsed, stamp) {
-      const hashes = computeHashes(parsed);
-      const verdict = verifier.verify(parsed, { schemaKey: hashes.schema_hash });
       const verifiedAt = rfc3339Seconds(stamp?.verifiedAt ?? clock());
       const verificationId = stamp?.verificationId ?? newId();
-      const meta = {
-        verification_id: verificationId,
-        output_hash: hashes.output_hash,
-        schema_hash: hashes.schema_hash,
-        rules_hash: hashes.rules_hash,
-        request_hash: hashes.request_hash,
-        verified_at: verifiedAt,
-        verifier_version: verifierVersion,
-      };
-      const unsigned = buildResponse(verdict, meta, parsed.request.detail);
-      const response = attestor.attach(unsigned, { context: 'verify', timestamp: verifiedAt });
-      return {
-        response,
-        text: JSON.stringify(response),
-        verificationId,
-        result: verdict.result,
-        verifiedAt,
-        keyVersion: response.attestation.key_version,
-        overallRatio: verdict.overall.ratio,
-        taskId: verdict.task_id,
-        agentId: verdict.agent_id,
-      };
+      const signer = attestor.signer(verifiedAt);
+      const { presigned, facts } = presignReceipt(parsed, { verificationId, verifiedAt }, signer.keyVersion, { verifier, presigner: attestor, verifierVersion });
+      const signature = signer.sign(Buffer.from(presigned.input, 'utf8')).toString('base64');
+      const signed: Record<string, unknown> = presigned.unsigned;
+      signed.attestation = attestationBlock(presigned, signature);
+      const response = signed as SignedResponse<VerificationResponse>;
+      return { ...facts, response, text: JSON.stringify(response) };
     },
   };
 }

@@ -1,55 +1,86 @@
 /**
- * @module The verification runner that works in the calling thread: strict
- * parse, validation and schema compilation for `prepare`, then verify + sign for
- * `run`. Used inside the worker pool's workers, by the CLI, and by the service
- * when the pool is turned off (VERIFY_WORKERS=0).
+ * @module The verification runner that works in the calling thread (VERIFY_WORKERS=0).
+ * `prepare` does all the work a verification needs — strict parse, validation, schema
+ * compilation, evaluation and the response ready to be signed — so that everything
+ * that can refuse a request (422, too_complex) happens before anything is reserved;
+ * `run`, after admission, only signs. The worker pool's workers use the same
+ * `prepareRequest` and `draftReceipt`, so both runners answer alike.
  */
 import { parseVerificationRequest } from '../core/request.js';
 import type { ParsedRequest } from '../core/types.js';
 import type { Verifier } from '../core/verify.js';
 import { canonicalize } from '../receipts/jcs.js';
 import { sha256Hex } from '../receipts/hashes.js';
-import type { IssuedReceipt, ReceiptIssuer, ReceiptStamp } from '../receipts/issue-receipt.js';
+import { draftReceipt, finishReceipt, type IssuedReceipt, type ReceiptDraft, type ReceiptStamp } from '../receipts/issue-receipt.js';
+import type { SigningKey } from '../receipts/key-ring.js';
+import { rfc3339Seconds } from '../receipts/time.js';
+import type { Attestor } from '../receipts/v1/attestation.js';
 import type { PreparedVerification, VerificationRunner } from './pipeline.js';
 
 export interface InlineRunnerOptions {
-  verifier: Pick<Verifier, 'compile'>;
-  issuer: ReceiptIssuer;
+  verifier: Pick<Verifier, 'compile' | 'verify'>;
+  attestor: Pick<Attestor, 'signer' | 'presign'>;
+  verifierVersion: string;
   /** Maximum nesting depth of a request (docs/protocol.md#strict-json, default 64). */
   maxDepth: number;
 }
 
-/** Parse, validate and compile (throws ApiError); the compiled schema stays in the verifier's cache for `issue`. */
-export function prepareRequest(source: string | Uint8Array, options: InlineRunnerOptions): ParsedRequest {
+/** Parse, validate and compile (throws ApiError); the compiled schema stays in the verifier's cache for the evaluation. */
+export function prepareRequest(source: string | Uint8Array, options: { verifier: Pick<Verifier, 'compile'>; maxDepth: number }): ParsedRequest {
   const parsed = parseVerificationRequest(source, { maxDepth: options.maxDepth });
-  // The schema hash is the cache key the issuer uses, so the run finds the compiled schema.
+  // The schema hash is the cache key the evaluation uses, so it finds the compiled schema.
   options.verifier.compile(parsed.request.expected_schema, { schemaKey: sha256Hex(canonicalize(parsed.request.expected_schema)) });
   return parsed;
 }
 
-export function preparedOf(source: string | Uint8Array, parsed: ParsedRequest): PreparedVerification {
+/** The pipeline's view of a prepared request. */
+export function preparedOf(source: string | Uint8Array, taskId: string, agentId: string | null): PreparedVerification {
   return {
     operation: 'verify',
     source,
     bodyBytes: typeof source === 'string' ? Buffer.byteLength(source, 'utf8') : source.byteLength,
-    taskId: parsed.request.task_id,
-    agentId: parsed.request.agent_id,
+    taskId,
+    agentId,
+  };
+}
+
+/** The stamp as the receipt carries it: verified_at in whole seconds. */
+export function stampText(stamp: ReceiptStamp): { verificationId: string; verifiedAt: string } {
+  return { verificationId: stamp.verificationId, verifiedAt: rfc3339Seconds(stamp.verifiedAt) };
+}
+
+/**
+ * The drafts of prepared requests and the keys they were drafted for: run() signs with
+ * exactly that key. Shared by both runners.
+ */
+export function createDraftBook() {
+  const drafts = new WeakMap<PreparedVerification, { draft: ReceiptDraft; signer: SigningKey }>();
+  return {
+    keep(prepared: PreparedVerification, draft: ReceiptDraft, signer: SigningKey): PreparedVerification {
+      drafts.set(prepared, { draft, signer });
+      return prepared;
+    },
+    sign(prepared: PreparedVerification): IssuedReceipt {
+      const entry = drafts.get(prepared);
+      if (!entry) throw new Error('this request was not prepared by this runner');
+      drafts.delete(prepared);
+      return finishReceipt(entry.draft, entry.signer);
+    },
   };
 }
 
 export function createInlineRunner(options: InlineRunnerOptions): VerificationRunner {
-  // The parse of each prepared request, so that run() does not parse it again.
-  const parsedOf = new WeakMap<PreparedVerification, ParsedRequest>();
+  const book = createDraftBook();
   return {
-    async prepare(source) {
+    async prepare(source, stamp) {
       const parsed = prepareRequest(source, options);
-      const prepared = preparedOf(source, parsed);
-      parsedOf.set(prepared, parsed);
-      return prepared;
+      const text = stampText(stamp);
+      const signer = options.attestor.signer(text.verifiedAt);
+      const draft = draftReceipt(parsed, text, signer.keyVersion, { verifier: options.verifier, presigner: options.attestor, verifierVersion: options.verifierVersion });
+      return book.keep(preparedOf(source, draft.taskId, draft.agentId), draft, signer);
     },
-    async run(prepared, stamp: ReceiptStamp): Promise<IssuedReceipt> {
-      const parsed = parsedOf.get(prepared) ?? parseVerificationRequest(prepared.source, { maxDepth: options.maxDepth });
-      return options.issuer.issue(parsed, stamp);
+    async run(prepared) {
+      return book.sign(prepared);
     },
     async close() {},
   };

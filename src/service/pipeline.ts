@@ -183,12 +183,20 @@ export interface AdmissionPolicy {
   admitBatch?(prepared: readonly PreparedVerification[], ctx: AdmitContext): Promise<BatchAdmission>;
 }
 
-/** Where verifications run (in this thread, or a worker pool that cannot stall the HTTP thread). */
+/**
+ * Where verifications run (in this thread, or a worker pool that cannot stall the HTTP
+ * thread). All the work happens in `prepare`, so that whatever can refuse a request
+ * (422, too_complex, a worker's deadline) refuses it before anything is reserved; the
+ * verdict does not depend on who pays. `run` only signs.
+ */
 export interface VerificationRunner {
-  /** Parse strictly, validate, compile the schema. Throws ApiError (422, too_complex) before anything is reserved. */
-  prepare(source: string | Uint8Array): Promise<PreparedVerification>;
-  /** Verify, build the response and sign it, stamped with this id and time. */
-  run(prepared: PreparedVerification, stamp: { verificationId: string; verifiedAt: Date }): Promise<IssuedReceipt>;
+  /**
+   * Parse strictly, validate, compile the schema, evaluate, and build the response for
+   * this id and time, ready to be signed. Throws ApiError (422, too_complex, verification_aborted).
+   */
+  prepare(source: string | Uint8Array, stamp: { verificationId: string; verifiedAt: Date }): Promise<PreparedVerification>;
+  /** Sign the prepared response (after admission). */
+  run(prepared: PreparedVerification): Promise<IssuedReceipt>;
   close(): Promise<void>;
 }
 
@@ -260,15 +268,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
   async function run(prepared: Prepared): Promise<RunResult> {
     if (prepared.operation === 'score') return { operation: 'score', signed: await service.score(prepared.agentId) };
-    // Whole seconds: verified_at is RFC 3339 without fractions, and equals the attestation timestamp.
-    const now = new Date(Math.floor(deps.clock().getTime() / 1000) * 1000);
-    const receipt = await runner.run(prepared, { verificationId: deps.newId(), verifiedAt: now });
-    return { operation: 'verify', receipt };
+    return { operation: 'verify', receipt: await runner.run(prepared) };
   }
 
   return {
     service,
-    prepareVerification: (source) => runner.prepare(source),
+    // Whole seconds: verified_at is RFC 3339 without fractions, and equals the attestation timestamp.
+    prepareVerification: (source) =>
+      runner.prepare(source, { verificationId: deps.newId(), verifiedAt: new Date(Math.floor(deps.clock().getTime() / 1000) * 1000) }),
     prepareScore(agentId) {
       service.checkScorable(agentId);
       return { operation: 'score', agentId, bodyBytes: 0 };

@@ -5,7 +5,7 @@
  * response without `attestation`). The envelope layout and the context
  * strings are wire format: a change needs a new version, not an edit.
  */
-import type { KeyRing } from '../key-ring.js';
+import type { KeyRing, SigningKey } from '../key-ring.js';
 import { canonicalize, canonicalizeWith } from '../jcs.js';
 import { parseRfc3339 } from '../time.js';
 
@@ -73,12 +73,15 @@ function envelope(responseCanonical: string, context: AttestationContext, keyVer
   );
 }
 
-export interface AttestorOptions {
-  keyRing: KeyRing;
+export interface PresignerOptions {
   /** Public name of the service, e.g. `agent-output-verifier`. */
   serviceName: string;
   /** Public base URL without a trailing slash, e.g. `https://verifier.example.com`. */
   baseUrl: string;
+}
+
+export interface AttestorOptions extends PresignerOptions {
+  keyRing: KeyRing;
 }
 
 export interface AttachOptions {
@@ -87,11 +90,46 @@ export interface AttachOptions {
   timestamp: string;
 }
 
-export interface Attestor {
+/** Everything of a signature but the signature: what to sign, and the response to put it in. */
+export interface Presigned<T extends Record<string, unknown> = Record<string, unknown>> {
+  /** The response with its `verify` block, without `attestation`. */
+  unsigned: Omit<T, 'verify' | 'attestation'> & { verify: VerifyBlock };
+  /** The exact text to sign (docs/protocol.md#signature). */
+  input: string;
+  keyVersion: string;
+  timestamp: string;
+}
+
+/**
+ * The keyless half of signing: the `verify` block and the signing input for a key version.
+ * It needs no private key, so it runs wherever the verdict is computed (a verification
+ * worker) and only the signature itself is made where the keys are.
+ */
+export interface Presigner {
+  presign<T extends Record<string, unknown>>(response: T, options: AttachOptions & { keyVersion: string }): Presigned<T>;
+}
+
+export interface Attestor extends Presigner {
+  /** The key that signs at `at` (RFC 3339): a presigned response is signed by the key it was presigned for. */
+  signer(at?: string): SigningKey;
   attach<T extends Record<string, unknown>>(response: T, options: AttachOptions): SignedResponse<T>;
 }
 
-export function createAttestor(options: AttestorOptions): Attestor {
+/** The attestation block of a presigned response signed with `signature` (base64). */
+export function attestationBlock(presigned: Pick<Presigned, 'keyVersion' | 'timestamp'>, signature: string): AttestationBlock {
+  return { algorithm: SIGNATURE_ALGORITHM, key_version: presigned.keyVersion, timestamp: presigned.timestamp, signature };
+}
+
+/**
+ * The JSON text of a signed response from the text of its unsigned part: the attestation
+ * block always comes last, so it is appended to the object instead of re-serializing the
+ * whole response. Equal to JSON.stringify of the signed object.
+ */
+export function appendAttestation(unsignedText: string, block: AttestationBlock): string {
+  return `${unsignedText.slice(0, -1)},"attestation":${JSON.stringify(block)}}`;
+}
+
+export function createPresigner(options: PresignerOptions): Presigner {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const publicKeyUrl = `${baseUrl}/.well-known/agent-card.json`;
   const mcpUrl = `${baseUrl}/mcp`;
@@ -112,14 +150,12 @@ export function createAttestor(options: AttestorOptions): Attestor {
     return cached;
   };
   return {
-    attach(response, { context, timestamp }) {
+    presign(response, { context, timestamp, keyVersion }) {
       if (!(context in ATTESTATION_CONTEXTS)) throw new Error(`unknown attestation context '${String(context)}'`);
       if (parseRfc3339(timestamp) === undefined) throw new Error('the attestation timestamp must be an RFC 3339 date-time');
       if (context === 'verify' && 'verified_at' in response && response.verified_at !== timestamp) {
         throw new Error('verified_at must equal the attestation timestamp');
       }
-      const signer = options.keyRing.signer(timestamp);
-      const keyVersion = signer.keyVersion;
       const { block, canonical } = verifyBlock(keyVersion);
       // A spread clone keeps V8's fast object layout (copying key by key or deleting would
       // switch a 30-member response to slow dictionary mode, which costs more than the hashing).
@@ -131,14 +167,23 @@ export function createAttestor(options: AttestorOptions): Attestor {
       }
       unsigned.verify = block;
       const input = envelope(canonicalizeWith(unsigned, 'verify', canonical), context, keyVersion, timestamp);
-      const signature = signer.sign(Buffer.from(input, 'utf8')).toString('base64');
-      unsigned.attestation = {
-        algorithm: SIGNATURE_ALGORITHM,
-        key_version: keyVersion,
-        timestamp,
-        signature,
-      } satisfies AttestationBlock;
-      return unsigned as SignedResponse<typeof response>;
+      return { unsigned: unsigned as Presigned<typeof response>['unsigned'], input, keyVersion, timestamp };
+    },
+  };
+}
+
+export function createAttestor(options: AttestorOptions): Attestor {
+  const presigner = createPresigner(options);
+  return {
+    presign: presigner.presign,
+    signer: (at) => options.keyRing.signer(at),
+    attach(response, { context, timestamp }) {
+      const signer = options.keyRing.signer(timestamp);
+      const presigned = presigner.presign(response, { context, timestamp, keyVersion: signer.keyVersion });
+      const signature = signer.sign(Buffer.from(presigned.input, 'utf8')).toString('base64');
+      const signed: Record<string, unknown> = presigned.unsigned;
+      signed.attestation = attestationBlock(presigned, signature);
+      return signed as SignedResponse<typeof response>;
     },
   };
 }

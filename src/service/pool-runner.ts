@@ -1,0 +1,132 @@
+/**
+ * @module The verification runner that keeps schemas (programs written by strangers) off
+ * the HTTP thread: a small piscina pool of worker threads does the strict parse, the
+ * compilation and the evaluation; the main thread only signs the finished draft (keys
+ * never leave it). Each task runs under a wall-clock deadline and each worker under a
+ * heap cap: a task past either has its worker terminated and replaced, and the request
+ * gets `verification_aborted` (the pipeline releases the admission, so it is never
+ * charged). The deterministic work limits stay the first line of defence; this is the
+ * second, for whatever path they miss.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import { ApiError } from '../errors.js';
+import type { Attestor } from '../receipts/v1/attestation.js';
+import { createDraftBook, preparedOf, stampText } from './inline-runner.js';
+import type { VerificationRunner } from './pipeline.js';
+import { STARTED, type VerifyTask, type VerifyTaskReply, type VerifyWorkerData } from './verify-task.js';
+
+export interface PoolRunnerOptions {
+  /** Worker threads (at least 1). */
+  threads: number;
+  /** Wall-clock limit of one task, from the moment a worker starts it (ms). */
+  deadlineMs: number;
+  /** Old-generation heap cap of each worker (MiB). */
+  heapMb: number;
+  /** Tasks that may wait for a free worker before requests are refused with 503 unavailable. */
+  maxQueue?: number;
+  worker: VerifyWorkerData;
+  /** Picks the key for a timestamp and signs; the workers only ever learn its version. */
+  attestor: Pick<Attestor, 'signer'>;
+}
+
+export interface PoolRunner extends VerificationRunner {
+  /** Tasks stopped by the deadline or the heap cap since start (each replaced its worker). */
+  aborted(): { deadline: number; memory: number };
+}
+
+/** The worker module beside this one: compiled JavaScript, or TypeScript through tsx when running from source. */
+function workerModule(): { filename: string; execArgv: string[] } {
+  const js = new URL('./verify-worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(js))) return { filename: js.href, execArgv: [] };
+  return { filename: new URL('./verify-worker.ts', import.meta.url).href, execArgv: ['--import', 'tsx'] };
+}
+
+function isAbort(e: unknown): boolean {
+  return e instanceof Error && e.name === 'AbortError';
+}
+
+function isOutOfMemory(e: unknown): boolean {
+  return e instanceof Error && (e as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY';
+}
+
+export function createPoolRunner(options: PoolRunnerOptions): PoolRunner {
+  const { filename, execArgv } = workerModule();
+  const threads = Math.max(1, Math.floor(options.threads));
+  const pool = new Piscina({
+    filename,
+    execArgv,
+    minThreads: threads,
+    maxThreads: threads,
+    maxQueue: options.maxQueue ?? 1024,
+    concurrentTasksPerWorker: 1,
+    idleTimeout: Number.POSITIVE_INFINITY,
+    resourceLimits: { maxOldGenerationSizeMb: options.heapMb },
+    workerData: options.worker,
+    recordTiming: false,
+  });
+  const counts = { deadline: 0, memory: 0 };
+
+  // The deadline runs from the moment a worker starts a task (the worker says so first thing),
+  // so time spent queued, or waiting for a replaced worker to start, never counts against it.
+  const starts = new Map<number, () => void>();
+  let lastToken = 0;
+  pool.on('message', (message: unknown) => {
+    const token = (message as { [STARTED]?: unknown } | null)?.[STARTED];
+    if (typeof token === 'number') starts.get(token)?.();
+  });
+
+  async function call(task: VerifyTask): Promise<VerifyTaskReply & { ok: true }> {
+    let reply: VerifyTaskReply;
+    const token = ++lastToken;
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    starts.set(token, () => {
+      timer = setTimeout(() => abort.abort(), options.deadlineMs);
+    });
+    try {
+      reply = (await pool.run({ ...task, token }, { signal: abort.signal })) as VerifyTaskReply;
+    } catch (e) {
+      if (isAbort(e)) {
+        counts.deadline++;
+        throw new ApiError('verification_aborted', {
+          message: `The verification was stopped after ${options.deadlineMs} ms, the time limit of one request. Nothing was charged. Make the schema or the output smaller.`,
+        });
+      }
+      if (isOutOfMemory(e)) {
+        counts.memory++;
+        throw new ApiError('verification_aborted', {
+          message: `The verification was stopped at the memory limit of one request (${options.heapMb} MiB). Nothing was charged. Make the schema or the output smaller.`,
+        });
+      }
+      if (e instanceof Error && /queue is at limit/i.test(e.message)) {
+        throw new ApiError('unavailable', { message: 'Too many verifications are waiting; try again shortly.', retryAfter: 1 });
+      }
+      throw e;
+    } finally {
+      starts.delete(token);
+      clearTimeout(timer);
+    }
+    if (!reply.ok) throw new ApiError(reply.error.code, { message: reply.error.message, fields: reply.error.fields, retryAfter: reply.error.retryAfter });
+    return reply;
+  }
+
+  const book = createDraftBook();
+  return {
+    async prepare(source, stamp) {
+      const text = stampText(stamp);
+      // The key is chosen before the work: the draft names it, and the same handle signs it.
+      const signer = options.attestor.signer(text.verifiedAt);
+      const reply = await call({ kind: 'draft', source, ...text, keyVersion: signer.keyVersion });
+      return book.keep(preparedOf(source, reply.draft.taskId, reply.draft.agentId), reply.draft, signer);
+    },
+    async run(prepared) {
+      return book.sign(prepared);
+    },
+    aborted: () => ({ ...counts }),
+    async close() {
+      await pool.destroy();
+    },
+  };
+}

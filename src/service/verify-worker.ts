@@ -1,0 +1,47 @@
+/**
+ * @module A verification worker of the pool (src/service/pool-runner.ts). Each worker
+ * holds its own verifier and compiled-schema cache and answers one kind of task, `draft`: strict parse, request validation, schema compilation,
+ * evaluation and the response ready to be signed. Replies are plain data: an
+ * ApiError crosses the thread boundary as its code and fields, never as an exception,
+ * so the main thread renders exactly the error the inline runner would have thrown.
+ * Private keys never enter a worker; the main thread signs the draft.
+ */
+import { parentPort } from 'node:worker_threads';
+import { workerData } from 'piscina';
+import { isApiError } from '../errors.js';
+import { createPresigner } from '../receipts/v1/attestation.js';
+import { draftReceipt } from '../receipts/issue-receipt.js';
+import { createConfiguredVerifier } from './issuer.js';
+import { prepareRequest } from './inline-runner.js';
+import { STARTED, type VerifyTask, type VerifyTaskReply, type VerifyWorkerData } from './verify-task.js';
+
+const data = workerData as VerifyWorkerData;
+const verifier = createConfiguredVerifier(data.verifier);
+const presigner = createPresigner({ serviceName: data.serviceName, baseUrl: data.baseUrl });
+const options = { verifier, maxDepth: data.maxDepth };
+
+// The first `\p{…}` in any pattern builds a table of every code point (about a second on a
+// slow machine). Built here, before the worker takes tasks, it never counts against a
+// request's deadline; a replaced worker pays it again at its own start, not a caller.
+try {
+  verifier.compile({ type: 'string', pattern: '^\\p{L}*$' }, { schemaKey: 'warm-up' });
+} catch {
+  // A warm-up that fails only leaves the cost to the first request that needs it.
+}
+
+export default function handle(task: VerifyTask): VerifyTaskReply {
+  // The pool's deadline starts now, not when the task was queued.
+  if (task.token !== undefined) parentPort?.postMessage({ [STARTED]: task.token });
+  try {
+    const parsed = prepareRequest(task.source, options);
+    const draft = draftReceipt(parsed, { verificationId: task.verificationId, verifiedAt: task.verifiedAt }, task.keyVersion, {
+      verifier,
+      presigner,
+      verifierVersion: data.verifierVersion,
+    });
+    return { ok: true, kind: 'draft', draft };
+  } catch (e) {
+    if (isApiError(e)) return { ok: false, error: { code: e.code, message: e.message, fields: e.fields, retryAfter: e.retryAfter } };
+    throw e;
+  }
+}

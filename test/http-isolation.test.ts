@@ -1,0 +1,91 @@
+/**
+ * @module Isolation, the second line of defence behind the work limits: with the
+ * limits turned off, a schema that would run for seconds (an exponential $ref tower)
+ * or allocate without bound (hundreds of huge counted repetitions) runs in a
+ * verification worker. The worker is stopped at its deadline or heap cap and
+ * replaced; the request gets 503 verification_aborted, is never charged, and /health
+ * and ordinary verifications keep being answered meanwhile.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectErrorShape, postJson, startApp, tempDir } from './http-helpers.js';
+import type { Running } from './http-helpers.js';
+
+function tower(depth: number): unknown {
+  const defs: Record<string, unknown> = {};
+  for (let i = 0; i < depth; i++) defs[`d${i}`] = { allOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
+  defs[`d${depth}`] = { type: 'integer' };
+  return { $defs: defs, $ref: '#/$defs/d0' };
+}
+
+/** Work limits as high as the settings allow: only the isolation stands in the way. */
+const NO_LIMITS = {
+  SCHEMA_MAX_EXPANDED_SIZE: '1000000000',
+  SCHEMA_MAX_PATTERN_SIZE: '1000000000',
+  SCHEMA_MAX_COMPILED_SIZE: '1000000000',
+  SCHEMA_MAX_EVALUATION_STEPS: '1000000000000',
+};
+
+const INVOICE_SCHEMA = { type: 'object', properties: { total: { type: 'number', minimum: 0 } }, required: ['total'] };
+
+describe('HTTP: verification workers isolate what the work limits miss', () => {
+  const tmp = tempDir();
+  let srv: Running;
+  beforeAll(async () => {
+    srv = await startApp(tmp.dir, { ...NO_LIMITS, FREE_ALLOWANCE_PER_DAY: '5', VERIFY_WORKERS: '2', VERIFY_DEADLINE_MS: '300', VERIFY_WORKER_HEAP_MB: '96' });
+  });
+  afterAll(async () => {
+    await srv?.close();
+    tmp.cleanup();
+  });
+
+  const post = (task: string, schema: unknown, output: unknown) =>
+    postJson(srv.base, '/verify/schema', JSON.stringify({ task_id: task, expected_schema: schema, submitted_output: output }));
+
+  it('stops a request past its deadline, keeps /health answering, and charges nothing', async () => {
+    const hostile = [0, 1, 2].map((i) => post(`tower-${i}`, tower(26), 1));
+    let done = false;
+    const settled = Promise.all(hostile).finally(() => {
+      done = true;
+    });
+    const health: number[] = [];
+    while (!done) {
+      const t0 = performance.now();
+      const res = await fetch(`${srv.base}/health`);
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+      health.push(performance.now() - t0);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const answers = await settled;
+    for (const res of answers) {
+      expect(res.status).toBe(503);
+      const body = (await res.json()) as Record<string, unknown>;
+      expect(expectErrorShape(body, 'verification_aborted', 503)).toBeNull();
+      expect(body.charged).toBe(false);
+      expect(String(body.message)).toMatch(/300 ms/);
+    }
+    // /health was asked again and again while three workers' worth of work was being stopped.
+    expect(health.length).toBeGreaterThan(3);
+    // Loose on purpose (a shared 2-core machine); on a quiet one every answer takes a few ms.
+    expect(Math.max(...health)).toBeLessThan(1000);
+
+    // The workers were replaced, and none of the stopped requests took a unit of the allowance.
+    const ok = await post('after', INVOICE_SCHEMA, { total: 3 });
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as { result: string }).result).toBe('pass');
+    expect(ok.headers.get('free-allowance-remaining')).toBe('4');
+  });
+
+  it('stops a worker at its heap cap and keeps serving', async () => {
+    // Each of these patterns compiles to tens of MB without the pattern-size limit.
+    const properties: Record<string, unknown> = {};
+    for (let i = 0; i < 60; i++) properties[`p${i}`] = { type: 'string', pattern: `(?:a{0,1000}){100}x${i}` };
+    const res = await post('heap', { type: 'object', properties }, { p0: 'a' });
+    expect(res.status).toBe(503);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(expectErrorShape(body, 'verification_aborted', 503)).toBeNull();
+    const ok = await post('after-heap', INVOICE_SCHEMA, { total: -1 });
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as { result: string }).result).toBe('fail');
+  });
+});
