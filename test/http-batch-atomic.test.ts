@@ -96,10 +96,10 @@ for (const backend of backends) {
       const runner = srv.handle.runner;
       const original = runner.run.bind(runner);
       let calls = 0;
-      runner.run = async (prepared, stamp) => {
+      runner.run = async (prepared) => {
         // The third item fails; the others run (and sign) normally.
         if (++calls === 3) throw new Error('worker crashed');
-        return original(prepared, stamp);
+        return original(prepared);
       };
       let res: Response;
       try {

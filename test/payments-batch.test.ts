@@ -209,9 +209,9 @@ for (const backend of backends) {
       const runner = app.runner;
       const original = runner.run.bind(runner);
       let calls = 0;
-      runner.run = async (prepared, stamp) => {
+      runner.run = async (prepared) => {
         if (++calls === 2) throw new Error('worker crashed');
-        return original(prepared, stamp);
+        return original(prepared);
       };
       let failed: Response;
       try {

@@ -151,21 +151,25 @@ export async function batchRoutes(app: FastifyInstance, options: BatchRoutesOpti
           throw invalidRequest([{ field: 'body', problem: 'empty', fix: 'Send a JSON batch request {expected_schema, items: [...]}.' }]);
         }
         const texts = splitBatch(body, { maxItems: options.maxItems, maxDepth });
-        // Every item is validated (and the schema compiled, once, into the cache) before anything is reserved.
+        // Every item is prepared (validated, verified, drafted) before anything is reserved. Items run in
+        // parallel on the verification workers; the error reported is the first item's, as in order.
+        const settled = await Promise.allSettled(texts.map((text) => pipeline.prepareVerification(text)));
         const prepared: PreparedVerification[] = [];
-        for (let i = 0; i < texts.length; i++) {
-          try {
-            prepared.push(await pipeline.prepareVerification(texts[i] as string));
-          } catch (e) {
-            if (e instanceof ApiError) {
-              throw new ApiError(e.code, {
-                message: `Item ${i} of the batch is not valid: ${e.message}`,
-                fields: e.fields.map((f) => ({ ...f, field: itemField(i, f.field) })),
-                retryAfter: e.retryAfter,
-              });
-            }
-            throw e;
+        for (let i = 0; i < settled.length; i++) {
+          const outcome = settled[i] as PromiseSettledResult<PreparedVerification>;
+          if (outcome.status === 'fulfilled') {
+            prepared.push(outcome.value);
+            continue;
           }
+          const e: unknown = outcome.reason;
+          if (e instanceof ApiError) {
+            throw new ApiError(e.code, {
+              message: `Item ${i} of the batch is not valid: ${e.message}`,
+              fields: e.fields.map((f) => ({ ...f, field: itemField(i, f.field) })),
+              retryAfter: e.retryAfter,
+            });
+          }
+          throw e;
         }
 
         const ctx: AdmitContext = {

@@ -35,7 +35,7 @@ export interface Issuer {
 }
 
 /** The schema engine under the configured work limits, behind its cache, and the verifier on top. */
-function createConfiguredVerifier(config: VerifierConfig): Verifier {
+export function createConfiguredVerifier(config: VerifierConfig): Verifier {
   const engine = createSchemaEngine({ limits: config.workLimits });
   // Compiling a schema costs far more than evaluating it; repeat callers send the same schema.
   // The cache is bounded in (estimated) bytes, so many large schemas cannot grow the heap.
