@@ -107,7 +107,7 @@ for (const [label, text] of [
   // Same verdict on both sides before timing: the comparison is meaningless otherwise.
   const oursValid = compiled.evaluate(output).valid;
   if (oursValid !== ajvValidate(output)) throw new Error(`validity differs on ${label}`);
-  const full = pairedOpsPerSec(() => verifier.verify(parsed, { schemaKey: 'bench' }), () => ajvValidate(output));
+  const full = pairedOpsPerSec(() => verifier.evaluate(parsed, { schemaKey: 'bench' }), () => ajvValidate(output));
   rows.push({ name: `full verify (request pre-parsed) vs ajv.validate — ${label}`, ours: full.ours, ajv: full.base, unit: 'ops/s' });
   const evaluation = pairedOpsPerSec(() => compiled.evaluate(output), () => ajvValidate(output));
   rows.push({ name: `schema evaluate (counting) vs ajv.validate — ${label}`, ours: evaluation.ours, ajv: evaluation.base, unit: 'ops/s' });
@@ -200,7 +200,7 @@ const mixed = mixedDocuments();
   // the whole request per document: strict parse of the body, validation, verdict
   const bodies = mixed.map((doc, n) => JSON.stringify({ ...invoice, task_id: `mixed-${n}`, submitted_output: doc }));
   const full = pairedOpsPerSec(
-    () => verifier.verify(parseVerificationRequest(bodies[i++ % MIXED]), { schemaKey: 'bench' }),
+    () => verifier.evaluate(parseVerificationRequest(bodies[i++ % MIXED]), { schemaKey: 'bench' }),
     () => ajvValidate((JSON.parse(bodies[j++ % MIXED]) as JsonObject).submitted_output),
   );
   rows.push({ name: `strict parse + full verify vs JSON.parse + ajv.validate — ${label}`, ours: full.ours, ajv: full.base, unit: 'ops/s' });

@@ -21,7 +21,7 @@ import { VERSION } from '../src/version.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const parsed = parseVerificationRequest(readFileSync(path.join(root, 'test', 'fixtures', 'invoice.request.json'), 'utf8'));
-const verdict = createVerifier({ engine: createSchemaEngine() }).verify(parsed);
+const verdict = createVerifier({ engine: createSchemaEngine() }).evaluate(parsed);
 
 const pem = generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
 const key = createPrivateKey(pem);

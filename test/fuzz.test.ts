@@ -76,7 +76,7 @@ const seen = { pass: 0, fail: 0 };
 function expectVerdictOrCoded(body: string): void {
   let verdict: Verdict;
   try {
-    verdict = verifier.verify(parseVerificationRequest(body));
+    verdict = verifier.evaluate(parseVerificationRequest(body));
   } catch (e) {
     expect(e).toBeInstanceOf(ApiError);
     expect(JSON.stringify((e as ApiError).toBody())).not.toContain(MARKER);

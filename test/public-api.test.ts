@@ -19,9 +19,12 @@ describe('package root', () => {
   it('verifies in-process with the exported engine and verifier', () => {
     const verifier = api.createVerifier({ engine: api.createSchemaEngine() });
     const body = readFileSync(new URL('./fixtures/invoice.request.json', import.meta.url), 'utf8');
-    const verdict = verifier.verify(api.parseVerificationRequest(body));
+    const verdict = verifier.evaluate(api.parseVerificationRequest(body));
     expect(verdict.result).toBe('fail');
     expect(verdict.blocking_checks).toEqual(['consistency:sum_equals']);
     expect(verdict.schema_compliance).toEqual({ ratio: 1, passed: 22, total: 22 });
+    // The old name of evaluate stays as a deprecated alias, detached use included.
+    const { verify } = verifier;
+    expect(verify(api.parseVerificationRequest(body))).toEqual(verdict);
   });
 });

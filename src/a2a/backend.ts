@@ -10,8 +10,8 @@ import type { ClientContext } from '../service/types.js';
 import { A2A_PATH } from './interface.js';
 
 export interface A2aBackend {
-  /** The signed receipt text. Throws ApiError (422 before anything is taken, 429, 5xx) or A2aRefusal. */
-  verify(source: string, client: ClientContext): Promise<string>;
+  /** Admits, evaluates, signs and stores: the signed receipt text. Throws ApiError (422 before anything is taken, 429, 5xx) or A2aRefusal. */
+  verifyAndRecord(source: string, client: ClientContext): Promise<string>;
   /** The signed trust score text. Throws ApiError or A2aRefusal. */
   score(agentId: string, client: ClientContext): Promise<string>;
 }
@@ -74,7 +74,7 @@ export function createPipelineBackend(options: PipelineBackendOptions): A2aBacke
   }
   return {
     // Validation and compilation first: an invalid request is refused before anything is reserved.
-    verify: async (source, client) => run(await pipeline.prepareVerification(source), client, 'Verify an agent output and get an Ed25519-signed receipt'),
+    verifyAndRecord: async (source, client) => run(await pipeline.prepareVerification(source), client, 'Verify an agent output and get an Ed25519-signed receipt'),
     score: async (agentId, client) => run(pipeline.prepareScore(agentId), client, 'Signed 0-100 trust score of an agent'),
   };
 }

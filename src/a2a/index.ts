@@ -100,7 +100,7 @@ function createRequestHandler(options: A2aRoutesOptions): A2ARequestHandler {
       // {"agent_id": "..."} alone asks for the trust score; anything else is a verification request.
       const agentId = scoreRequest(located.source);
       const client = { clientKey: state.clientKey };
-      const signedText = agentId !== null ? await backend.score(agentId, client) : await backend.verify(located.source, client);
+      const signedText = agentId !== null ? await backend.score(agentId, client) : await backend.verifyAndRecord(located.source, client);
       return {
         messageId: randomUUID(),
         contextId: params.message?.contextId || randomUUID(),

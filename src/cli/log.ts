@@ -63,7 +63,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     return 0;
   }
   try {
-    if (sub === 'verify') return await verify(io, positionals, values);
+    if (sub === 'verify') return await checkInclusion(io, positionals, values);
     if (sub === 'monitor') return await monitor(io, positionals, values);
     return await audit(io, positionals, values);
   } catch (e) {
@@ -73,7 +73,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
 
 type Values = { log?: string; key?: string; state?: string; json?: boolean; 'data-dir'?: string; 'database-url'?: string };
 
-async function verify(io: CliIO, positionals: string[], values: Values): Promise<number> {
+async function checkInclusion(io: CliIO, positionals: string[], values: Values): Promise<number> {
   if (positionals.length !== 1 || !values.log) return fail(io, 'usage: aov log verify <receipt.json> --log <url>');
   const { checkReceiptInLog } = await import('../log/client.js');
   const receiptText = io.readFile(positionals[0] as string);

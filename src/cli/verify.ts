@@ -243,7 +243,7 @@ function loadPartsRequest(opts: VerifyCliOptions, outputFile: string, io: CliIO,
 /** Parsed request → response object (without signature blocks). */
 function runVerification(issuer: Issuer, parsed: ParsedRequest, detail: Detail, now: Date = new Date()): VerificationResponse {
   const hashes = computeHashes(parsed);
-  const verdict = issuer.verifier.verify(parsed, { schemaKey: hashes.schema_hash });
+  const verdict = issuer.verifier.evaluate(parsed, { schemaKey: hashes.schema_hash });
   return buildResponse(verdict, { verification_id: randomUUID(), ...hashes, verified_at: rfc3339Seconds(now), verifier_version: VERSION }, detail);
 }
 

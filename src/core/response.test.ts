@@ -28,7 +28,7 @@ const meta = {
 
 describe('buildResponse', () => {
   const parsed = parseVerificationRequest(readFileSync(new URL('../../test/fixtures/invoice.request.json', import.meta.url)));
-  const verdict = createVerifier({ engine: createSchemaEngine() }).verify(parsed);
+  const verdict = createVerifier({ engine: createSchemaEngine() }).evaluate(parsed);
 
   it('keeps the documented key order (docs/protocol.md#response) in full form (verify/attestation are appended by the signer)', () => {
     const r = buildResponse(verdict, meta, 'full');
@@ -53,12 +53,12 @@ describe('buildResponse', () => {
       task_id: 't', expected_schema: { type: 'object', requried: ['total'] }, submitted_output: { total: -5, items: [{ price: 500 }, { price: 600 }] },
       bounds: { 'items[].price': { min: 0, max: 100 }, total: { min: 0 } }, enforce_rules: false, detail: 'compact',
     };
-    const v = createVerifier({ engine: createSchemaEngine() }).verify(parseVerificationRequest(JSON.stringify(request)));
+    const v = createVerifier({ engine: createSchemaEngine() }).evaluate(parseVerificationRequest(JSON.stringify(request)));
     const r = buildResponse(v, meta, 'compact');
     expect(r.result).toBe('pass');
     // Two failing prices under one bound, the negative total under the other, and the "requried" typo.
     expect(r.summary).toEqual({ result: 'pass', blocking_checks: [], warnings: 4 });
-    const enforced = createVerifier({ engine: createSchemaEngine() }).verify(parseVerificationRequest(JSON.stringify({ ...request, enforce_rules: true })));
+    const enforced = createVerifier({ engine: createSchemaEngine() }).evaluate(parseVerificationRequest(JSON.stringify({ ...request, enforce_rules: true })));
     expect(buildResponse(enforced, meta, 'compact').summary).toEqual({ result: 'fail', blocking_checks: ['bounds:range'], warnings: 1 });
   });
 });

@@ -13,7 +13,7 @@ const verifier = createVerifier({ engine });
 const verify = (body: string | object, listCap?: number): Verdict => {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   const v = listCap === undefined ? verifier : createVerifier({ engine, listCap });
-  return v.verify(parseVerificationRequest(text));
+  return v.evaluate(parseVerificationRequest(text));
 };
 
 describe('the invoice example (docs/protocol.md#worked-example)', () => {
@@ -231,10 +231,10 @@ describe('schema problems', () => {
     const cache = createSchemaCache({ engine, max: 4 });
     const v = createVerifier({ engine: cache });
     const p = parseVerificationRequest(fixture('invoice.request.json'));
-    expect(v.verify(p, { schemaKey: 'k1' }).schema_compliance.total).toBe(22);
-    expect(v.verify(p, { schemaKey: 'k1' }).schema_compliance.total).toBe(22);
+    expect(v.evaluate(p, { schemaKey: 'k1' }).schema_compliance.total).toBe(22);
+    expect(v.evaluate(p, { schemaKey: 'k1' }).schema_compliance.total).toBe(22);
     expect(cache.size).toBe(1);
-    v.verify(p);
+    v.evaluate(p);
     expect(cache.size).toBe(2);
   });
 });
@@ -273,7 +273,7 @@ describe('any output', () => {
 describe('schemas invalid against their meta-schema', () => {
   const refusal = (v: ReturnType<typeof createVerifier>, schema: unknown, key?: string): ApiError => {
     try {
-      v.verify(parseVerificationRequest(JSON.stringify({ task_id: 't', expected_schema: schema, submitted_output: { a: 1 } })), key === undefined ? undefined : { schemaKey: key });
+      v.evaluate(parseVerificationRequest(JSON.stringify({ task_id: 't', expected_schema: schema, submitted_output: { a: 1 } })), key === undefined ? undefined : { schemaKey: key });
     } catch (e) {
       if (e instanceof ApiError) return e;
       throw e;

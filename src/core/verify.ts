@@ -34,9 +34,15 @@ export interface VerifyOptions {
 }
 
 export interface Verifier {
-  /** Throws ApiError('invalid_request') when the schema cannot be compiled. */
+  /**
+   * The verdict on one request: every check run, nothing signed or stored (that is the
+   * receipt issuer's and the pipeline's work). Throws ApiError('invalid_request') when
+   * the schema cannot be compiled.
+   */
+  evaluate(parsed: ParsedRequest, options?: VerifyOptions): Verdict;
+  /** @deprecated Use {@link Verifier.evaluate}; the same function under its old name. */
   verify(parsed: ParsedRequest, options?: VerifyOptions): Verdict;
-  /** The compiled schema (same errors as verify), for callers that want to warm a cache. */
+  /** The compiled schema (same errors as evaluate), for callers that want to warm a cache. */
   compile(schema: Json, options?: VerifyOptions): CompiledSchema;
 }
 
@@ -79,9 +85,9 @@ export function createVerifier(options: VerifierOptions): Verifier {
     }
   };
 
-  return {
+  const verifier: Verifier = {
     compile,
-    verify(parsed, opts) {
+    evaluate(parsed, opts) {
       const request = parsed.request;
       const compiled = compile(request.expected_schema, opts);
       const output = request.submitted_output;
@@ -116,7 +122,9 @@ export function createVerifier(options: VerifierOptions): Verifier {
       if (compiled.warnings.length > 0) addSchemaWarnings(verdict, compiled.warnings, listCap);
       return verdict;
     },
+    verify: (parsed, opts) => verifier.evaluate(parsed, opts),
   };
+  return verifier;
 }
 
 /** A schema problem as the coded error a client sees: too_complex for work limits, else invalid_request. */

@@ -18,7 +18,7 @@ import type { SigningKey } from './key-ring.js';
 import { appendAttestation, attestationBlock, type Attestor, type Presigned, type Presigner, type SignedResponse } from './v1/attestation.js';
 
 export interface ReceiptIssuerOptions {
-  verifier: Pick<Verifier, 'verify'>;
+  verifier: Pick<Verifier, 'evaluate'>;
   attestor: Attestor;
   clock: () => Date;
   /** A fresh verification_id (UUID). */
@@ -61,7 +61,7 @@ export interface ReceiptStamp {
 }
 
 export interface DraftOptions {
-  verifier: Pick<Verifier, 'verify'>;
+  verifier: Pick<Verifier, 'evaluate'>;
   presigner: Presigner;
   verifierVersion: string;
 }
@@ -83,7 +83,7 @@ function presignReceipt(
   options: DraftOptions,
 ): { presigned: Presigned<VerificationResponse>; facts: ReceiptFacts } {
   const hashes = computeHashes(parsed);
-  const verdict = options.verifier.verify(parsed, { schemaKey: hashes.schema_hash });
+  const verdict = options.verifier.evaluate(parsed, { schemaKey: hashes.schema_hash });
   const meta = {
     verification_id: stamp.verificationId,
     output_hash: hashes.output_hash,

@@ -18,7 +18,7 @@ import type { Attestor } from '../receipts/v1/attestation.js';
 import type { PreparedVerification, VerificationRunner } from './pipeline.js';
 
 export interface InlineRunnerOptions {
-  verifier: Pick<Verifier, 'compile' | 'verify'>;
+  verifier: Pick<Verifier, 'compile' | 'evaluate'>;
   attestor: Pick<Attestor, 'signer' | 'presign'>;
   verifierVersion: string;
   /** Maximum nesting depth of a request (docs/protocol.md#strict-json, default 64). */

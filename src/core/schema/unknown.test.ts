@@ -12,7 +12,7 @@ describe('unknown keywords', () => {
   it('warns at the location with a did-you-mean, without changing the result or the counts', () => {
     const verifier = createVerifier({ engine });
     const schema = { type: 'object', requried: ['total'], properties: { total: { type: 'number', minimun: 0 } } };
-    const v = verifier.verify(parseVerificationRequest(JSON.stringify({ task_id: 't', expected_schema: schema, submitted_output: { total: -5 } })));
+    const v = verifier.evaluate(parseVerificationRequest(JSON.stringify({ task_id: 't', expected_schema: schema, submitted_output: { total: -5 } })));
     expect(v.result).toBe('pass');
     expect(v.schema_compliance).toEqual({ ratio: 1, passed: 2, total: 2 });
     expect(v.flags).toEqual([

@@ -158,7 +158,7 @@ describe('too_complex through the verifier', () => {
   const verifier = createVerifier({ engine });
   const refuse = (schema: Json, output: Json): ApiError => {
     try {
-      verifier.verify(parseVerificationRequest(JSON.stringify({ task_id: 't', expected_schema: schema, submitted_output: output })));
+      verifier.evaluate(parseVerificationRequest(JSON.stringify({ task_id: 't', expected_schema: schema, submitted_output: output })));
     } catch (e) {
       if (e instanceof ApiError) return e;
       throw e;
@@ -218,7 +218,7 @@ describe('failures past the list cap', () => {
     const v = createVerifier({ engine, listCap: 10 });
     const output = [...Array.from({ length: 200_000 }, () => 1), 'ok', { a: 1 }];
     const body = JSON.stringify({ task_id: 't', expected_schema: { items: { type: 'string' }, maxItems: 3 }, submitted_output: output });
-    const r = v.verify(parseVerificationRequest(body));
+    const r = v.evaluate(parseVerificationRequest(body));
     expect(r.result).toBe('fail');
     expect(r.schema_compliance).toMatchObject({ passed: 1, total: 200_003 });
     expect([r.errors_total, r.errors.length, r.errors_omitted]).toEqual([200_002, 10, 199_992]);
