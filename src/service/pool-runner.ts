@@ -15,7 +15,7 @@ import { ApiError } from '../errors.js';
 import type { Attestor } from '../receipts/v1/attestation.js';
 import { createDraftBook, preparedOf, stampText } from './inline-runner.js';
 import type { VerificationRunner } from './pipeline.js';
-import { STARTED, type VerifyTask, type VerifyTaskReply, type VerifyWorkerData } from './verify-task.js';
+import { createTaskSlots, type VerifyTask, type VerifyTaskReply, type VerifyWorkerData } from './verify-task.js';
 
 export interface PoolRunnerOptions {
   /** Worker threads (at least 1). */
@@ -26,7 +26,7 @@ export interface PoolRunnerOptions {
   heapMb: number;
   /** Tasks that may wait for a free worker before requests are refused with 503 unavailable. */
   maxQueue?: number;
-  worker: VerifyWorkerData;
+  worker: Omit<VerifyWorkerData, 'slots'>;
   /** Picks the key for a timestamp and signs; the workers only ever learn its version. */
   attestor: Pick<Attestor, 'signer'>;
 }
@@ -43,16 +43,13 @@ function workerModule(): { filename: string; execArgv: string[] } {
   return { filename: new URL('./verify-worker.ts', import.meta.url).href, execArgv: ['--import', 'tsx'] };
 }
 
-function isAbort(e: unknown): boolean {
-  return e instanceof Error && e.name === 'AbortError';
-}
-
 function isOutOfMemory(e: unknown): boolean {
   return e instanceof Error && (e as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY';
 }
 
 export function createPoolRunner(options: PoolRunnerOptions): PoolRunner {
   const { filename, execArgv } = workerModule();
+  const slots = createTaskSlots();
   const threads = Math.max(1, Math.floor(options.threads));
   const pool = new Piscina({
     filename,
@@ -63,32 +60,40 @@ export function createPoolRunner(options: PoolRunnerOptions): PoolRunner {
     concurrentTasksPerWorker: 1,
     idleTimeout: Number.POSITIVE_INFINITY,
     resourceLimits: { maxOldGenerationSizeMb: options.heapMb },
-    workerData: options.worker,
+    workerData: { ...options.worker, slots: slots.buffer } satisfies VerifyWorkerData,
     recordTiming: false,
   });
   const counts = { deadline: 0, memory: 0 };
 
-  // The deadline runs from the moment a worker starts a task (the worker says so first thing),
-  // so time spent queued, or waiting for a replaced worker to start, never counts against it.
-  const starts = new Map<number, () => void>();
+  // The deadline runs from the moment a worker starts a task, so time spent queued, or waiting for a
+  // replaced worker to start, never counts against it. Workers say when they start a task through
+  // shared memory, not a message: a slot per worker holds the running task's token and start time,
+  // and a watchdog terminates the worker of a task past its deadline. (A message per task, or an
+  // AbortSignal per task, measurably cost the HTTP thread more than the verification itself.)
+  const deadlined = new Set<number>();
+  pool.on('workerDestroy', (worker: { id: number }) => slots.release(worker.id));
+  const watchdog = setInterval(
+    () => {
+      for (const { threadId, token } of slots.overdue(Date.now() - options.deadlineMs)) {
+        if (deadlined.has(token)) continue;
+        deadlined.add(token);
+        void pool.threads.find((w) => w.threadId === threadId)?.terminate();
+      }
+    },
+    Math.max(10, Math.min(100, Math.floor(options.deadlineMs / 5))),
+  );
+  watchdog.unref();
   let lastToken = 0;
-  pool.on('message', (message: unknown) => {
-    const token = (message as { [STARTED]?: unknown } | null)?.[STARTED];
-    if (typeof token === 'number') starts.get(token)?.();
-  });
 
   async function call(task: VerifyTask): Promise<VerifyTaskReply & { ok: true }> {
     let reply: VerifyTaskReply;
-    const token = ++lastToken;
-    const abort = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    starts.set(token, () => {
-      timer = setTimeout(() => abort.abort(), options.deadlineMs);
-    });
+    // Tokens stay positive 31-bit integers (0 marks an idle slot).
+    lastToken = lastToken >= 0x7fffffff ? 1 : lastToken + 1;
+    const token = lastToken;
     try {
-      reply = (await pool.run({ ...task, token }, { signal: abort.signal })) as VerifyTaskReply;
+      reply = (await pool.run({ ...task, token })) as VerifyTaskReply;
     } catch (e) {
-      if (isAbort(e)) {
+      if (deadlined.has(token)) {
         counts.deadline++;
         throw new ApiError('verification_aborted', {
           message: `The verification was stopped after ${options.deadlineMs} ms, the time limit of one request. Nothing was charged. Make the schema or the output smaller.`,
@@ -105,8 +110,7 @@ export function createPoolRunner(options: PoolRunnerOptions): PoolRunner {
       }
       throw e;
     } finally {
-      starts.delete(token);
-      clearTimeout(timer);
+      deadlined.delete(token);
     }
     if (!reply.ok) throw new ApiError(reply.error.code, { message: reply.error.message, fields: reply.error.fields, retryAfter: reply.error.retryAfter });
     return reply;
@@ -126,6 +130,7 @@ export function createPoolRunner(options: PoolRunnerOptions): PoolRunner {
     },
     aborted: () => ({ ...counts }),
     async close() {
+      clearInterval(watchdog);
       await pool.destroy();
     },
   };

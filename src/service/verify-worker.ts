@@ -6,19 +6,21 @@
  * so the main thread renders exactly the error the inline runner would have thrown.
  * Private keys never enter a worker; the main thread signs the draft.
  */
-import { parentPort } from 'node:worker_threads';
+import { threadId } from 'node:worker_threads';
 import { workerData } from 'piscina';
 import { isApiError } from '../errors.js';
 import { createPresigner } from '../receipts/v1/attestation.js';
 import { draftReceipt } from '../receipts/issue-receipt.js';
 import { createConfiguredVerifier } from './issuer.js';
 import { prepareRequest } from './inline-runner.js';
-import { STARTED, type VerifyTask, type VerifyTaskReply, type VerifyWorkerData } from './verify-task.js';
+import { createTaskSlots, type VerifyTask, type VerifyTaskReply, type VerifyWorkerData } from './verify-task.js';
 
 const data = workerData as VerifyWorkerData;
 const verifier = createConfiguredVerifier(data.verifier);
 const presigner = createPresigner({ serviceName: data.serviceName, baseUrl: data.baseUrl });
 const options = { verifier, maxDepth: data.maxDepth };
+const slots = createTaskSlots(data.slots);
+const slot = slots.claim(threadId);
 
 // The first `\p{…}` in any pattern builds a table of every code point (about a second on a
 // slow machine). Built here, before the worker takes tasks, it never counts against a
@@ -31,7 +33,7 @@ try {
 
 export default function handle(task: VerifyTask): VerifyTaskReply {
   // The pool's deadline starts now, not when the task was queued.
-  if (task.token !== undefined) parentPort?.postMessage({ [STARTED]: task.token });
+  if (task.token !== undefined) slots.start(slot, task.token, Date.now());
   try {
     const parsed = prepareRequest(task.source, options);
     const draft = draftReceipt(parsed, { verificationId: task.verificationId, verifiedAt: task.verifiedAt }, task.keyVersion, {
@@ -43,5 +45,7 @@ export default function handle(task: VerifyTask): VerifyTaskReply {
   } catch (e) {
     if (isApiError(e)) return { ok: false, error: { code: e.code, message: e.message, fields: e.fields, retryAfter: e.retryAfter } };
     throw e;
+  } finally {
+    slots.finish(slot);
   }
 }
