@@ -27,13 +27,15 @@ import {
   type AdmissionPolicy,
   type Admitted,
   type BatchAdmitted,
+  type Completion,
   type Refused,
   type RefusalCode,
   type SettlementPending,
   type Transport,
 } from '../service/pipeline.js';
-import type { AllowanceInfo, VerifierService } from '../service/types.js';
-import type { PaymentGate } from './gate.js';
+import type { AllowanceInfo, ClientContext, VerifierService } from '../service/types.js';
+import type { ReceiptRecord } from '../store/store.js';
+import type { PaymentGate, PaymentTicket } from './gate.js';
 import { unpaidCode } from './transport.js';
 
 export interface PaymentPolicyOptions {
@@ -63,6 +65,32 @@ function refusal(
 export function createPaymentPolicy(options: PaymentPolicyOptions): AdmissionPolicy {
   const { gate, service } = options;
 
+  /**
+   * What an authorized payment does after the run, for one receipt or a batch: the gate stores the
+   * receipts pending and settles once (published on success, voided on failure); before that,
+   * release() frees the reservation. Either ends the other.
+   */
+  function settlementOf(ticket: PaymentTicket, client: ClientContext) {
+    let released = false;
+    return {
+      async complete(records: ReceiptRecord | readonly ReceiptRecord[] | null): Promise<Completion | Refused> {
+        released = true;
+        const settled = await gate.settle(ticket, records);
+        if (!settled.ok) {
+          const allowance = await service.peekAllowance(client);
+          if (settled.pending) return pendingRefusal(settled.pending, allowance);
+          return refusal('settlement_failed', settled.message, allowance, settled.paymentRequired, settled.settlement);
+        }
+        return { settlement: settled.settlement };
+      },
+      async release(reason: string): Promise<void> {
+        if (released) return;
+        released = true;
+        await gate.cancel(ticket, reason);
+      },
+    };
+  }
+
   return {
     async probe(ctx) {
       const allowance = await service.peekAllowance(ctx.client);
@@ -89,28 +117,15 @@ export function createPaymentPolicy(options: PaymentPolicyOptions): AdmissionPol
           if (auth.reason === 'settlement_pending') return pendingRefusal(auth.pending, await service.peekAllowance(ctx.client));
           return refusal('payment_invalid', auth.message, await service.peekAllowance(ctx.client), auth.paymentRequired);
         }
-        let released = false;
+        const paid = settlementOf(auth.ticket, ctx.client);
         const admitted: BatchAdmitted = {
           admitted: true,
           paid: true,
           allowance: null,
           // Stored by the gate in complete, every receipt pending until the one settlement is known.
           record: async () => {},
-          async complete(receipts) {
-            released = true;
-            const settled = await gate.settle(auth.ticket, receipts.map(receiptRecord));
-            if (!settled.ok) {
-              const allowance = await service.peekAllowance(ctx.client);
-              if (settled.pending) return pendingRefusal(settled.pending, allowance);
-              return refusal('settlement_failed', settled.message, allowance, settled.paymentRequired, settled.settlement);
-            }
-            return { settlement: settled.settlement };
-          },
-          async release(reason) {
-            if (released) return;
-            released = true;
-            await gate.cancel(auth.ticket, reason);
-          },
+          complete: (receipts) => paid.complete(receipts.map(receiptRecord)),
+          release: paid.release,
         };
         return admitted;
       }
@@ -141,28 +156,15 @@ export function createPaymentPolicy(options: PaymentPolicyOptions): AdmissionPol
           if (auth.reason === 'settlement_pending') return pendingRefusal(auth.pending, await service.peekAllowance(ctx.client));
           return refusal('payment_invalid', auth.message, await service.peekAllowance(ctx.client), auth.paymentRequired);
         }
-        let released = false;
+        const paid = settlementOf(auth.ticket, ctx.client);
         const admitted: Admitted = {
           admitted: true,
           paid: true,
           allowance: null,
           // Stored by the gate in complete, pending until the settlement is known.
           record: async () => {},
-          async complete(result) {
-            released = true;
-            const settled = await gate.settle(auth.ticket, result.operation === 'verify' ? receiptRecord(result.receipt) : null);
-            if (!settled.ok) {
-              const allowance = await service.peekAllowance(ctx.client);
-              if (settled.pending) return pendingRefusal(settled.pending, allowance);
-              return refusal('settlement_failed', settled.message, allowance, settled.paymentRequired, settled.settlement);
-            }
-            return { settlement: settled.settlement };
-          },
-          async release(reason) {
-            if (released) return;
-            released = true;
-            await gate.cancel(auth.ticket, reason);
-          },
+          complete: (result) => paid.complete(result.operation === 'verify' ? receiptRecord(result.receipt) : null),
+          release: paid.release,
         };
         return admitted;
       }
