@@ -3,15 +3,17 @@
  * later one): prepare → admit → run → record → complete.
  *
  * - `prepare` strictly parses exactly the text that holds the request (the REST
- *   body, the MCP tool arguments' own source text), validates it and compiles its
- *   schema. Anything wrong is a 422 here, before anything is reserved.
+ *   body, the MCP tool arguments' own source text), validates it, compiles its
+ *   schema, evaluates it and builds the response ready to be signed — where the
+ *   runner runs (a verification worker, by default). Anything wrong (422,
+ *   too_complex, a worker stopped at its deadline) is answered here, before
+ *   anything is reserved; the verdict never depends on who pays.
  * - `admit` asks the admission policy (free allowance; with payments on, the x402
- *   policy of src/payments) whether the work may run: `Admitted` or `Refused`.
- * - `execute` runs the verification (where the runner runs it: a worker pool),
- *   then the admission's `record` (store the receipt; a paid admission may store
- *   it pending), then its `complete` (settle and publish, or void). Any failure
- *   before `complete` calls `release` (allowance refunded, reservation freed):
- *   errors are never charged.
+ *   policy of src/payments) whether the request may be answered: `Admitted` or `Refused`.
+ * - `execute` signs the prepared response (the run step), then the admission's
+ *   `record` (store the receipt; a paid admission may store it pending), then its
+ *   `complete` (settle and publish, or void). Any failure before `complete` calls
+ *   `release` (allowance refunded, reservation freed): errors are never charged.
  *
  * Adapters translate transport details only (headers, `_meta`, status codes);
  * they never decide whether a request is valid or who pays for it.
