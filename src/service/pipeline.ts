@@ -260,11 +260,6 @@ export function receiptRecord(receipt: IssuedReceipt): ReceiptRecord {
   };
 }
 
-/** The verification id of a run result (null for a score), for payment ledgers. */
-export function verificationIdOf(result: RunResult): string | null {
-  return result.operation === 'verify' ? result.receipt.verificationId : null;
-}
-
 export function createPipeline(deps: PipelineDeps): Pipeline {
   const { runner, service, policy } = deps;
 
