@@ -107,7 +107,12 @@ describe('store faults', () => {
       }
     };
     const workers = Array.from({ length: 16 }, (_, w) => worker(w));
-    await new Promise((r) => setTimeout(r, 1500));
+    // Wait on what the test needs, not a fixed time: answers before the cut (a cold server on a busy
+    // machine may take seconds to answer its first request), then answers after the restore.
+    const until = async (done: () => boolean, limitMs: number) => {
+      for (const end = Date.now() + limitMs; !done() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));
+    };
+    await until(() => acked.length >= 16, 60_000);
     cutAt = Date.now() - t0;
     proxy.cut();
     await new Promise((r) => setTimeout(r, 1000));
@@ -116,7 +121,7 @@ describe('store faults', () => {
     await new Promise((r) => setTimeout(r, 3000));
     restoredAt = Date.now() - t0;
     proxy.restore();
-    await new Promise((r) => setTimeout(r, 3000));
+    await until(() => outcomes.filter((o) => o.status === 200 && o.start > restoredAt).length >= 16, 60_000);
     stop = true;
     await Promise.all(workers);
 
