@@ -76,14 +76,20 @@ describe('HTTP: verification workers isolate what the work limits miss', () => {
     expect(ok.headers.get('free-allowance-remaining')).toBe('4');
   });
 
-  it('stops a worker at its heap cap and keeps serving', async () => {
+  it('a schema that exhausts a worker heap gets an error, never a verdict or a crash, and the service keeps serving', async () => {
     // Each of these patterns compiles to tens of MB without the pattern-size limit.
     const properties: Record<string, unknown> = {};
     for (let i = 0; i < 60; i++) properties[`p${i}`] = { type: 'string', pattern: `(?:a{0,1000}){100}x${i}` };
     const res = await post('heap', { type: 'object', properties }, { p0: 'a' });
-    expect(res.status).toBe(503);
     const body = (await res.json()) as Record<string, unknown>;
-    expect(expectErrorShape(body, 'verification_aborted', 503)).toBeNull();
+    // Usually the worker reaches its heap cap and is replaced (503 verification_aborted). Seen once in CI:
+    // V8 refused one large allocation with a catchable RangeError first, and the compiler reported the
+    // pattern as not compilable (422). Either way no verdict is signed and nothing is charged.
+    if (res.status === 503) expect(expectErrorShape(body, 'verification_aborted', 503)).toBeNull();
+    else {
+      expect(res.status).toBe(422);
+      expect(body.charged).toBe(false);
+    }
     const ok = await post('after-heap', INVOICE_SCHEMA, { total: -1 });
     expect(ok.status).toBe(200);
     expect(((await ok.json()) as { result: string }).result).toBe('fail');
