@@ -19,15 +19,15 @@
  * The PostgreSQL URL is --database-url, else DATABASE_URL, else the local test
  * database postgresql://postgres@127.0.0.1:5432/test.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Agent, request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort, startChild } from './processes.js';
 
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -221,35 +221,6 @@ interface Run {
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i !== -1 && process.argv[i + 1] ? (process.argv[i + 1] as string) : def;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const a = srv.address();
-      const port = typeof a === 'object' && a ? a.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function startChild(cmd: string, args: string[], env: Record<string, string>): Promise<ChildProcess> {
-  const proc = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  proc.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-  const deadline = Date.now() + 30_000;
-  while (!out.includes('listening on')) {
-    if (proc.exitCode !== null || Date.now() > deadline) {
-      proc.kill('SIGKILL');
-      throw new Error(`server did not start: ${err}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return proc;
 }
 
 /** Peak resident set size of a process so far (kB → MiB), from /proc. */

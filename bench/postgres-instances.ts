@@ -11,13 +11,13 @@
  *
  *   npm run build && npx tsx bench/postgres-instances.ts [--duration 10] [--connections 32] [--rounds 2] [--database-url URL]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort, startChild } from './processes.js';
 
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -34,17 +34,6 @@ interface PgClient {
 }
 const pg = require('pg') as { Client: new (o: { connectionString: string; connectionTimeoutMillis?: number }) => PgClient };
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const a = srv.address();
-      const port = typeof a === 'object' && a ? a.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** utime + stime (seconds) of the processes whose pid is given, or of every process named `name`. */
 function cpuSeconds(select: { pids?: number[]; name?: string }): number {
@@ -70,25 +59,8 @@ async function counters(c: PgClient): Promise<{ commits: number; walSyncs: numbe
   return { commits: Number(a.rows[0]?.n), walSyncs: Number(b.rows[0]?.n) };
 }
 
-async function startServer(port: number, env: Record<string, string>): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, [path.join(root, 'dist/cli/index.js'), 'serve', '--port', String(port)], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  proc.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-  const deadline = Date.now() + 30_000;
-  while (!out.includes('listening on')) {
-    if (proc.exitCode !== null || Date.now() > deadline) {
-      proc.kill('SIGKILL');
-      throw new Error(`server did not start: ${err}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return proc;
+function startServer(port: number, env: Record<string, string>): Promise<ChildProcess> {
+  return startChild(process.execPath, [path.join(root, 'dist/cli/index.js'), 'serve', '--port', String(port)], env);
 }
 
 interface Load {
