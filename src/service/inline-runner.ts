@@ -4,13 +4,10 @@
  * compilation, evaluation and the response ready to be signed — so that everything
  * that can refuse a request (422, too_complex) happens before anything is reserved;
  * `run`, after admission, only signs. The worker pool's workers use the same
- * `prepareRequest` and `draftReceipt`, so both runners answer alike.
+ * `parseVerificationRequest` and `draftReceipt`, so both runners answer alike.
  */
 import { parseVerificationRequest } from '../core/request.js';
-import type { ParsedRequest } from '../core/types.js';
 import type { Verifier } from '../core/verify.js';
-import { canonicalize } from '../receipts/jcs.js';
-import { sha256Hex } from '../receipts/hashes.js';
 import { draftReceipt, finishReceipt, type IssuedReceipt, type ReceiptDraft, type ReceiptStamp } from '../receipts/issue-receipt.js';
 import type { SigningKey } from '../receipts/key-ring.js';
 import { rfc3339Seconds } from '../receipts/time.js';
@@ -18,19 +15,11 @@ import type { Attestor } from '../receipts/v1/attestation.js';
 import type { PreparedVerification, VerificationRunner } from './pipeline.js';
 
 export interface InlineRunnerOptions {
-  verifier: Pick<Verifier, 'compile' | 'evaluate'>;
+  verifier: Pick<Verifier, 'evaluate'>;
   attestor: Pick<Attestor, 'signer' | 'presign'>;
   verifierVersion: string;
   /** Maximum nesting depth of a request (docs/protocol.md#strict-json, default 64). */
   maxDepth: number;
-}
-
-/** Parse, validate and compile (throws ApiError); the compiled schema stays in the verifier's cache for the evaluation. */
-export function prepareRequest(source: string | Uint8Array, options: { verifier: Pick<Verifier, 'compile'>; maxDepth: number }): ParsedRequest {
-  const parsed = parseVerificationRequest(source, { maxDepth: options.maxDepth });
-  // The schema hash is the cache key the evaluation uses, so it finds the compiled schema.
-  options.verifier.compile(parsed.request.expected_schema, { schemaKey: sha256Hex(canonicalize(parsed.request.expected_schema)) });
-  return parsed;
 }
 
 /** The pipeline's view of a prepared request. */
@@ -73,7 +62,9 @@ export function createInlineRunner(options: InlineRunnerOptions): VerificationRu
   const book = createDraftBook();
   return {
     async prepare(source, stamp) {
-      const parsed = prepareRequest(source, options);
+      // The evaluation compiles the schema through the verifier's cache (keyed by schema_hash); a schema
+      // that does not compile throws the same 422 there, before anything is reserved.
+      const parsed = parseVerificationRequest(source, { maxDepth: options.maxDepth });
       const text = stampText(stamp);
       const signer = options.attestor.signer(text.verifiedAt);
       const draft = draftReceipt(parsed, text, signer.keyVersion, { verifier: options.verifier, presigner: options.attestor, verifierVersion: options.verifierVersion });

@@ -12,13 +12,12 @@ import { isApiError } from '../errors.js';
 import { createPresigner } from '../receipts/v1/attestation.js';
 import { draftReceipt } from '../receipts/issue-receipt.js';
 import { createConfiguredVerifier } from './issuer.js';
-import { prepareRequest } from './inline-runner.js';
+import { parseVerificationRequest } from '../core/request.js';
 import { createTaskSlots, type VerifyTask, type VerifyTaskReply, type VerifyWorkerData } from './verify-task.js';
 
 const data = workerData as VerifyWorkerData;
 const verifier = createConfiguredVerifier(data.verifier);
 const presigner = createPresigner({ serviceName: data.serviceName, baseUrl: data.baseUrl });
-const options = { verifier, maxDepth: data.maxDepth };
 const slots = createTaskSlots(data.slots);
 const slot = slots.claim(threadId);
 
@@ -35,7 +34,7 @@ export default function handle(task: VerifyTask): VerifyTaskReply {
   // The pool's deadline starts now, not when the task was queued.
   if (task.token !== undefined) slots.start(slot, task.token, Date.now());
   try {
-    const parsed = prepareRequest(task.source, options);
+    const parsed = parseVerificationRequest(task.source, { maxDepth: data.maxDepth });
     const draft = draftReceipt(parsed, { verificationId: task.verificationId, verifiedAt: task.verifiedAt }, task.keyVersion, {
       verifier,
       presigner,
