@@ -85,7 +85,7 @@ describe('HTTP: the server process', () => {
     const tmp = tempDir();
     dirs.push(tmp.cleanup);
     // At info level the server logs each request as it starts and its own shutdown: the events waited on below.
-    const child = await spawnServer(tmp.dir, { LOG_LEVEL: 'info' });
+    const child = await spawnServer(tmp.dir, { LOG_LEVEL: 'debug' });
     children.push(child);
     const url = new URL(child.base);
     const payload = Buffer.from(body(1), 'utf8');

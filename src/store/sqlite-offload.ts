@@ -16,6 +16,7 @@ import { createSqliteStore } from './sqlite.js';
 import { SQLITE_WRITE_SQL } from './sqlite-sql.js';
 import type { SqliteStore, SqliteStoreOptions } from './sqlite.js';
 import type { AllowanceState, ReceiptRecord } from './store.js';
+import { StoreFaultError } from './faults.js';
 
 export type SqliteOffloadStoreOptions = Omit<SqliteStoreOptions, 'groupCommit'>;
 
@@ -103,6 +104,18 @@ function startSync() {
     syncFile(path.dirname(walFile), (e3) => { dirSynced = !e3; finish(null); });
   });
 }
+// The database file must still be the one this store opened: a removed or replaced file would take
+// commits that no restart ever sees. Checked here, once before and once after each batch's commit (a
+// stat per batch on this thread, not several per request on the HTTP thread); a batch committed into
+// a lost file is answered as a fault, never acknowledged.
+function fileProblem() {
+  if (!workerData.identity) return null;
+  let now;
+  try { now = fs.statSync(workerData.file, { bigint: true }); } catch { return 'database file removed'; }
+  if (String(now.ino) !== workerData.identity.ino || String(now.dev) !== workerData.identity.dev) return 'database file replaced';
+  return null;
+}
+const fileFault = (id, reason) => ({ id, ok: false, message: reason, code: 'STORE_FILE' });
 let queue = [];
 let scheduled = false;
 function flush() {
@@ -112,6 +125,11 @@ function flush() {
   if (ops.length === 0) return;
   let out = [];
   const saved = [];
+  const before = fileProblem();
+  if (before !== null) {
+    parentPort.postMessage({ flushed: ops.map((op) => fileFault(op.id, before)) });
+    return;
+  }
   try {
     db.transaction(() => {
       for (const op of ops) {
@@ -124,6 +142,11 @@ function flush() {
     }).immediate();
   } catch (e) {
     out = ops.map((op) => failed(op.id, e));
+    saved.length = 0;
+  }
+  const after = fileProblem();
+  if (after !== null) {
+    out = ops.map((op) => fileFault(op.id, after));
     saved.length = 0;
   }
   // Always answered, even when every outcome waits for a sync: the reply also says "send the next batch".
@@ -175,7 +198,8 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
     busyTimeoutMs,
     synchronous: options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL',
   };
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ...connection, sql: SQLITE_WRITE_SQL } });
+  const identity = base.fileIdentity();
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ...connection, sql: SQLITE_WRITE_SQL, identity } });
   // An idle writer must not keep the process alive; pending calls hold their own promises.
   worker.unref();
   const checkpointer = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { ...connection, intervalMs: 200 } });
@@ -213,6 +237,7 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
       if (!p) continue;
       pending.delete(o.id);
       if (o.ok) p.resolve(o.value);
+      else if (o.code === 'STORE_FILE') p.reject(new StoreFaultError(o.message));
       else p.reject(Object.assign(new Error(o.message), o.code ? { code: o.code } : {}));
     }
   });
@@ -257,7 +282,6 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
       assertDay(day);
       assertLimit(limit);
       if (limit === 0) return base.peekAllowance(clientKey, day, limit);
-      base.assertFile();
       const r = await call<{ allowed: boolean; used: number }>({ op: 'consume', clientKey, day, limit });
       return allowanceState(r.allowed, limit, r.used);
     },
@@ -268,10 +292,8 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
     },
 
     async saveReceipt(record: ReceiptRecord): Promise<void> {
-      base.assertFile();
+      // The writer answers only once the commit is in a file that is still the database (see fileProblem).
       await call({ op: 'save', args: receiptValues(record) });
-      // Committed into a file that is still the database: otherwise the receipt is not acknowledged.
-      base.assertFile();
     },
 
     async takeAllowance(clientKey: string, day: string, limit: number, units: number): Promise<AllowanceState> {
@@ -279,7 +301,6 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
       assertLimit(limit);
       assertUnits(units);
       if (units > limit) return base.peekAllowance(clientKey, day, limit).then((st) => ({ ...st, allowed: false }));
-      base.assertFile();
       const r = await call<{ allowed: boolean; used: number }>({ op: 'take', clientKey, day, limit, units });
       return allowanceState(r.allowed, limit, r.used);
     },
@@ -293,9 +314,7 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
     async saveReceipts(records: readonly ReceiptRecord[]): Promise<void> {
       if (records.length === 0) return;
       const rows = records.map(receiptValues);
-      base.assertFile();
       await call({ op: 'saveMany', rows });
-      base.assertFile();
     },
 
     async health(): Promise<boolean> {

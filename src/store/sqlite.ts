@@ -83,6 +83,8 @@ export interface SqliteStore extends Store {
    * unlinked file and every commit would be lost at the next start.
    */
   assertFile(): void;
+  /** Inode and device of the database file as opened (decimal strings), or null in memory. */
+  fileIdentity(): { ino: string; dev: string } | null;
 }
 
 /** Below this much free space in the database's file system, readiness reports `disk full`. */
@@ -106,10 +108,10 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const log = createSqliteLog(db, { file: options.file, busyTimeoutMs });
   let closed = false;
 
-  const identity = options.file === ':memory:' ? null : statSync(options.file);
+  const identity = options.file === ':memory:' ? null : statSync(options.file, { bigint: true });
   function assertFile(): void {
     if (!identity) return;
-    const now = statSync(options.file, { throwIfNoEntry: false });
+    const now = statSync(options.file, { throwIfNoEntry: false, bigint: true });
     if (!now) throw new StoreFaultError('database file removed');
     if (now.ino !== identity.ino || now.dev !== identity.dev) throw new StoreFaultError('database file replaced');
   }
@@ -378,6 +380,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
 
     assertFile,
+    fileIdentity: () => (identity ? { ino: String(identity.ino), dev: String(identity.dev) } : null),
 
     async close(): Promise<void> {
       if (closed) return;
