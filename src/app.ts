@@ -37,6 +37,12 @@ export interface CreateAppOptions {
   payments?: Pick<PaymentsOptions, 'evmSigner' | 'svmSigner' | 'facilitator' | 'transactionStatus'>;
   /** How often pending settlements are reconciled with the chain (ms; default 15 s). */
   reconcileIntervalMs?: number;
+  /**
+   * False: the log's sequencer is not started, so receipts stay queued and no checkpoint moves. Only
+   * for measuring what the log costs (`npm run bench:log`); no setting exposes it, since a service
+   * that does not log its receipts would break the log's promise.
+   */
+  sequencer?: boolean;
 }
 
 export interface App {
@@ -205,7 +211,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     paymentLog.current = server.app.log;
     // The first checkpoint (or a re-signed one) is published before the first request is answered.
     await transparencyLog.sequencer.integrate();
-    transparencyLog.start();
+    if (options.sequencer !== false) transparencyLog.start();
     if (paymentsInitError) {
       server.app.log.warn({ err: paymentsInitError }, 'x402: the facilitator is not ready; paid routes answer 503 until it is (retried on each paid request)');
     }
