@@ -15,9 +15,10 @@ import type { TransparencyLog } from './log/index.js';
 import type { HttpServer } from './http/server.js';
 import { attestationExtension } from './receipts/index.js';
 import { openSigningKeys, type SigningKeys } from './service/signing-keys.js';
-import { createHttpMetrics } from './http/metrics.js';
+import { createHttpMetrics, registerRunMetrics } from './http/metrics.js';
 import { createInlineRunner } from './service/inline-runner.js';
 import { createPoolRunner } from './service/pool-runner.js';
+import { createFastPath } from './service/fast-path.js';
 import { createIssuer } from './service/issuer.js';
 import { createAllowancePolicy, createPipeline, type AdmissionPolicy, type Pipeline, type VerificationRunner } from './service/pipeline.js';
 import { createVerifierService } from './service/verifier-service.js';
@@ -116,7 +117,9 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       listCap: config.listCap,
       checkpoint: () => transparencyLog.checkpointNow(),
     });
-    const runner =
+    const workerVerifier = { schemaCacheSize: config.schemaCacheSize, schemaCacheBytes: config.schemaCacheBytes, listCap: config.listCap, workLimits: config.workLimits };
+    const fast = config.verifyFastPath;
+    const pool =
       config.verifyWorkers > 0
         ? createPoolRunner({
             threads: config.verifyWorkers,
@@ -124,14 +127,29 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
             heapMb: config.verifyWorkerHeapMb,
             attestor,
             worker: {
-              verifier: { schemaCacheSize: config.schemaCacheSize, schemaCacheBytes: config.schemaCacheBytes, listCap: config.listCap, workLimits: config.workLimits },
+              verifier: workerVerifier,
               maxDepth: config.maxJsonDepth,
               serviceName: config.serviceName,
               baseUrl: config.publicBaseUrl,
               verifierVersion: version,
             },
+            // The workers' own verifier settings, so a verdict is the same whichever thread drafts it.
+            fastPath:
+              fast.maxBytes > 0 && fast.cacheBytes > 0
+                ? createFastPath({
+                    verifier: workerVerifier,
+                    maxDepth: config.maxJsonDepth,
+                    presigner: attestor,
+                    verifierVersion: version,
+                    maxBytes: fast.maxBytes,
+                    maxSteps: fast.maxSteps,
+                    maxCompiledSize: fast.maxCompiledSize,
+                    cacheBytes: fast.cacheBytes,
+                  })
+                : undefined,
           })
-        : createInlineRunner({ verifier, attestor, verifierVersion: version, maxDepth: config.maxJsonDepth });
+        : null;
+    const runner: VerificationRunner = pool ?? createInlineRunner({ verifier, attestor, verifierVersion: version, maxDepth: config.maxJsonDepth });
 
     const paymentLog = log;
     // Imported only when payments are on: the x402 client stack is slow to load and large in memory.
@@ -171,6 +189,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       }
     }
     const metrics = createHttpMetrics();
+    if (pool) registerRunMetrics(metrics.registry, () => pool.runs());
     const pipeline = createPipeline({
       runner,
       service,

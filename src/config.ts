@@ -58,6 +58,20 @@ export interface Config {
   verifyDeadlineMs: number;
   /** Heap cap of each verification worker (VERIFY_WORKER_HEAP_MB). */
   verifyWorkerHeapMb: number;
+  /**
+   * The workers' fast path on the HTTP thread (src/service/fast-path.ts): small requests whose
+   * schema is held compiled there run there under a step budget, everything else in the pool.
+   */
+  verifyFastPath: {
+    /** Largest body tried on the HTTP thread (VERIFY_FAST_PATH_BYTES; 0 turns the fast path off). */
+    maxBytes: number;
+    /** Evaluation steps of one attempt there (VERIFY_FAST_PATH_STEPS; at most SCHEMA_MAX_EVALUATION_STEPS). */
+    maxSteps: number;
+    /** Largest compiled size of a schema compiled there (VERIFY_FAST_PATH_COMPILED_SIZE). */
+    maxCompiledSize: number;
+    /** Estimated bytes of the schemas held there (VERIFY_FAST_PATH_CACHE_BYTES). */
+    cacheBytes: number;
+  };
   /** SQLite durability: FULL survives power loss (default); NORMAL survives a process crash only. */
   sqliteSynchronous: 'FULL' | 'NORMAL';
   logLevel: LogLevel;
@@ -203,6 +217,16 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
   // Past the work limits' own bound (no request under them needs 250 ms of CPU), short of the 2 s a caller waits at most.
   const verifyDeadlineMs = intSetting('VERIFY_DEADLINE_MS', get('VERIFY_DEADLINE_MS'), 1500, 50, 600_000);
   const verifyWorkerHeapMb = intSetting('VERIFY_WORKER_HEAP_MB', get('VERIFY_WORKER_HEAP_MB'), 256, 32, 16_384);
+  // Defaults measured so one fast-path request costs the HTTP thread at most a few ms (docs/operations.md).
+  const verifyFastPath = {
+    maxBytes: intSetting('VERIFY_FAST_PATH_BYTES', get('VERIFY_FAST_PATH_BYTES'), 16 * 1024, 0, 1024 * 1024),
+    maxSteps: Math.min(
+      workLimits.maxEvaluationSteps,
+      intSetting('VERIFY_FAST_PATH_STEPS', get('VERIFY_FAST_PATH_STEPS'), 100_000, 1, 100_000_000),
+    ),
+    maxCompiledSize: intSetting('VERIFY_FAST_PATH_COMPILED_SIZE', get('VERIFY_FAST_PATH_COMPILED_SIZE'), 4_000, 1, 1_000_000),
+    cacheBytes: intSetting('VERIFY_FAST_PATH_CACHE_BYTES', get('VERIFY_FAST_PATH_CACHE_BYTES'), 16 * 1024 * 1024, 0, 1024 * 1024 * 1024),
+  };
 
   const logNoteKeyFile = path.resolve((get('LOG_NOTE_KEY_FILE') ?? '').trim() || path.join(dataDir, 'log', 'note-key.pem'));
   // Under a second in all: a receipt must be covered by a published checkpoint within one second of its response.
@@ -275,6 +299,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     verifyWorkers,
     verifyDeadlineMs,
     verifyWorkerHeapMb,
+    verifyFastPath,
     sqliteSynchronous: rawSync,
     logLevel: rawLevel as LogLevel,
     logNoteKeyFile,

@@ -31,6 +31,13 @@ export interface VerifierOptions {
 export interface VerifyOptions {
   /** Cache key of the schema (its schema_hash). Without it a cache is keyed by the schema's JSON text. */
   schemaKey?: string;
+  /**
+   * A lower evaluation-step budget for this call than the engine's limit (the HTTP thread's
+   * fast path tries small requests under a small budget and hands any over it to the pool).
+   * Within the budget the verdict is the same as under the full limit: steps only decide
+   * whether the evaluation stops with too_complex, never what it finds.
+   */
+  maxSteps?: number;
 }
 
 export interface Verifier {
@@ -94,7 +101,8 @@ export function createVerifier(options: VerifierOptions): Verifier {
       const strict = request.strict_content_check;
       let schema: SchemaEvaluation;
       try {
-        schema = compiled.evaluate(output, strict ? collecting : plain);
+        const base = strict ? collecting : plain;
+        schema = compiled.evaluate(output, opts?.maxSteps === undefined ? base : { ...base, maxSteps: opts.maxSteps });
       } catch (e) {
         throw asApiError(e);
       }

@@ -8,7 +8,7 @@
  * cover the time since the previous scrape (each scrape resets the histogram), so a
  * stall on the request path shows up as a max far above the p99.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface HttpMetrics {
   registry: Registry;
@@ -42,4 +42,45 @@ export function createHttpMetrics(options: { defaultMetrics?: boolean } = {}): H
       registers: [registry],
     }),
   };
+}
+
+/** Where the worker pool's verifications ran (pool-runner.ts runs()); read only when /metrics is scraped. */
+export interface RunCounts {
+  pool: number;
+  fastPath: { fast: number; fallbacks: Record<string, number>; held: number; heldBytes: number } | null;
+}
+
+/** Counters of pool and fast-path runs, fast-path fallbacks by reason, and the schemas the HTTP thread holds. */
+export function registerRunMetrics(registry: Registry, read: () => RunCounts): void {
+  new Counter({
+    name: 'aov_verify_runs_total',
+    help: 'Verifications drafted, by where they ran: pool (a worker) or fast_path (the HTTP thread, under a step budget).',
+    labelNames: ['where'],
+    registers: [registry],
+    collect() {
+      const r = read();
+      this.reset();
+      this.inc({ where: 'pool' }, r.pool);
+      this.inc({ where: 'fast_path' }, r.fastPath?.fast ?? 0);
+    },
+  });
+  new Counter({
+    name: 'aov_verify_fast_path_fallbacks_total',
+    help: 'Small requests the fast path handed to the pool: schema not held on the HTTP thread, over the step budget, other.',
+    labelNames: ['reason'],
+    registers: [registry],
+    collect() {
+      const f = read().fastPath;
+      this.reset();
+      if (f) for (const [reason, n] of Object.entries(f.fallbacks)) this.inc({ reason }, n);
+    },
+  });
+  new Gauge({
+    name: 'aov_verify_fast_path_schema_bytes',
+    help: 'Estimated bytes of the compiled schemas the HTTP thread holds for the fast path.',
+    registers: [registry],
+    collect() {
+      this.set(read().fastPath?.heldBytes ?? 0);
+    },
+  });
 }

@@ -14,6 +14,7 @@ import { Piscina } from 'piscina';
 import { ApiError } from '../errors.js';
 import type { Attestor } from '../receipts/v1/attestation.js';
 import { createDraftBook, preparedOf, stampText } from './inline-runner.js';
+import type { FastPath, FastPathStats } from './fast-path.js';
 import type { VerificationRunner } from './pipeline.js';
 import { createTaskSlots, type VerifyTask, type VerifyTaskReply, type VerifyWorkerData } from './verify-task.js';
 
@@ -29,11 +30,15 @@ export interface PoolRunnerOptions {
   worker: Omit<VerifyWorkerData, 'slots'>;
   /** Picks the key for a timestamp and signs; the workers only ever learn its version. */
   attestor: Pick<Attestor, 'signer'>;
+  /** Small requests with a schema held on this thread run here, under a step budget (src/service/fast-path.ts). */
+  fastPath?: FastPath;
 }
 
 export interface PoolRunner extends VerificationRunner {
   /** Tasks stopped by the deadline or the heap cap since start (each replaced its worker). */
   aborted(): { deadline: number; memory: number };
+  /** Verifications drafted by the pool, and the fast path's counts (null when it is off). */
+  runs(): { pool: number; fastPath: FastPathStats | null };
 }
 
 /** The worker module beside this one: compiled JavaScript, or TypeScript through tsx when running from source. */
@@ -117,18 +122,28 @@ export function createPoolRunner(options: PoolRunnerOptions): PoolRunner {
   }
 
   const book = createDraftBook();
+  const fast = options.fastPath ?? null;
+  let poolRuns = 0;
   return {
     async prepare(source, stamp) {
       const text = stampText(stamp);
       // The key is chosen before the work: the draft names it, and the same handle signs it.
       const signer = options.attestor.signer(text.verifiedAt);
-      const reply = await call({ kind: 'draft', source, ...text, keyVersion: signer.keyVersion });
+      const small = fast !== null && fast.accepts(typeof source === 'string' ? Buffer.byteLength(source, 'utf8') : source.byteLength);
+      if (small) {
+        const draft = fast.draft(source, text, signer.keyVersion);
+        if (draft !== null) return book.keep(preparedOf(source, draft.taskId, draft.agentId), draft, signer);
+      }
+      const reply = await call({ kind: 'draft', source, ...text, keyVersion: signer.keyVersion, facts: small });
+      poolRuns++;
+      if (small && reply.schema !== undefined) fast.learn(source, reply.schema);
       return book.keep(preparedOf(source, reply.draft.taskId, reply.draft.agentId), reply.draft, signer);
     },
     async run(prepared) {
       return book.sign(prepared);
     },
     aborted: () => ({ ...counts }),
+    runs: () => ({ pool: poolRuns, fastPath: fast === null ? null : fast.stats() }),
     async close() {
       clearInterval(watchdog);
       await pool.destroy();

@@ -5,6 +5,7 @@
  */
 import type { ErrorCode, FieldProblem } from '../errors.js';
 import type { ReceiptDraft } from '../receipts/issue-receipt.js';
+import type { SchemaFacts } from './fast-path.js';
 import type { VerifierConfig } from './issuer.js';
 
 /** What every worker is started with. */
@@ -74,8 +75,10 @@ export interface VerifyTask {
   verificationId: string;
   verifiedAt: string;
   keyVersion: string;
+  /** Report the schema's facts with the draft (the pool's fast path may then hold it). */
+  facts?: boolean;
 }
 
 export type VerifyTaskReply =
-  | { ok: true; kind: 'draft'; draft: ReceiptDraft }
+  | { ok: true; kind: 'draft'; draft: ReceiptDraft; schema?: SchemaFacts }
   | { ok: false; error: { code: ErrorCode; message: string; fields: FieldProblem[]; retryAfter: number | undefined } };

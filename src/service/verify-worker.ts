@@ -11,6 +11,7 @@ import { workerData } from 'piscina';
 import { isApiError } from '../errors.js';
 import { createPresigner } from '../receipts/v1/attestation.js';
 import { draftReceipt } from '../receipts/issue-receipt.js';
+import type { Verifier } from '../core/verify.js';
 import { createConfiguredVerifier } from './issuer.js';
 import { parseVerificationRequest } from '../core/request.js';
 import { createTaskSlots, type VerifyTask, type VerifyTaskReply, type VerifyWorkerData } from './verify-task.js';
@@ -20,6 +21,16 @@ const verifier = createConfiguredVerifier(data.verifier);
 const presigner = createPresigner({ serviceName: data.serviceName, baseUrl: data.baseUrl });
 const slots = createTaskSlots(data.slots);
 const slot = slots.claim(threadId);
+// With a compiled-schema cache, the compile right after an evaluation under the same key is a
+// lookup, so the schema's facts cost nothing; without one they would cost a second compile.
+const cached = data.verifier.schemaCacheSize > 0 && data.verifier.schemaCacheBytes > 0;
+let lastKey: string | undefined;
+const keyed: Pick<Verifier, 'evaluate'> = {
+  evaluate(parsed, options) {
+    lastKey = options?.schemaKey;
+    return verifier.evaluate(parsed, options);
+  },
+};
 
 // The first `\p{…}` in any pattern builds a table of every code point (about a second on a
 // slow machine). Built here, before the worker takes tasks, it never counts against a
@@ -35,11 +46,17 @@ export default function handle(task: VerifyTask): VerifyTaskReply {
   if (task.token !== undefined) slots.start(slot, task.token, Date.now());
   try {
     const parsed = parseVerificationRequest(task.source, { maxDepth: data.maxDepth });
+    lastKey = undefined;
     const draft = draftReceipt(parsed, { verificationId: task.verificationId, verifiedAt: task.verifiedAt }, task.keyVersion, {
-      verifier,
+      verifier: keyed,
       presigner,
       verifierVersion: data.verifierVersion,
     });
+    if (task.facts === true && cached && lastKey !== undefined) {
+      // Deterministic facts about compiling this schema: the main thread decides from them whether it may hold it.
+      const { compiledSize } = verifier.compile(parsed.request.expected_schema, { schemaKey: lastKey });
+      return { ok: true, kind: 'draft', draft, schema: { key: lastKey, compiledSize } };
+    }
     return { ok: true, kind: 'draft', draft };
   } catch (e) {
     if (isApiError(e)) return { ok: false, error: { code: e.code, message: e.message, fields: e.fields, retryAfter: e.retryAfter } };

@@ -1,0 +1,220 @@
+/**
+ * @module The bounded fast path of the worker pool: small requests whose schema the HTTP
+ * thread already holds compiled are verified there, under a small evaluation-step budget,
+ * instead of paying a thread hand-over (structured clone, two wake-ups) that costs more
+ * than the verification. Anything else goes to the pool, and so does every attempt that
+ * does not finish cleanly within the budget, so the answer is always the pool's:
+ *
+ * - The HTTP thread never compiles a schema it has not been shown to be cheap: a schema
+ *   is compiled here only after the pool verified requests with it (twice), the worker
+ *   reported its compiled size (a deterministic measure of compile work: subschemas,
+ *   keywords, patterns with counted repetition expanded) under a small threshold, and its
+ *   text has no `\p{…}` class (the first one builds a code-point table for about a second).
+ *   Compiles are also rate-limited in compiled-size units per second, so a stream of
+ *   distinct cheap schemas cannot spend more than a few percent of the thread.
+ * - Held schemas live in a byte-bounded cache (createSchemaCache) of their own.
+ * - A request runs here only when its body is at most `maxBytes` (parsing, hashing and the
+ *   rules are linear in it) and the evaluation stays within `maxSteps`; over the budget the
+ *   attempt is discarded (never a `too_complex` of its own) and the pool runs the request
+ *   under the full limits.
+ * - The verdict and receipt are those of the pool: the same parse, the same verifier
+ *   configuration, the same draftReceipt and presigner code. Steps only decide whether an
+ *   evaluation stops, never what it finds. One engine outcome depends on the thread's stack
+ *   size (a reference chain so deep that V8's stack overflows is reported as endless
+ *   recursion); such an attempt is discarded too.
+ */
+import { parseVerificationRequest } from '../core/request.js';
+import { createSchemaCache, createSchemaEngine, type CompiledSchema, type SchemaEngine } from '../core/schema/index.js';
+import type { Json } from '../core/types.js';
+import { createVerifier, type Verifier } from '../core/verify.js';
+import { draftReceipt, type ReceiptDraft } from '../receipts/issue-receipt.js';
+import type { Presigner } from '../receipts/v1/attestation.js';
+import type { VerifierConfig } from './issuer.js';
+
+/** What a verification worker reports about the schema of a request it verified. */
+export interface SchemaFacts {
+  /** The schema's cache key (its schema_hash). */
+  key: string;
+  /** CompiledSchema.compiledSize of the worker's compile. */
+  compiledSize: number;
+}
+
+export interface FastPathOptions {
+  /** The verifier settings of the pool's workers (same limits, same list cap). */
+  verifier: VerifierConfig;
+  maxDepth: number;
+  presigner: Presigner;
+  verifierVersion: string;
+  /** Largest request body (bytes) tried here. */
+  maxBytes: number;
+  /** Evaluation steps of one attempt here (below the engine's limit). */
+  maxSteps: number;
+  /** Largest compiled size of a schema compiled here. */
+  maxCompiledSize: number;
+  /** Estimated bytes of the schemas held here. */
+  cacheBytes: number;
+  /** Compiled-size units compiled here per second at most (default 4 × maxCompiledSize). */
+  compileUnitsPerSecond?: number;
+  /** Milliseconds, monotonic (tests). */
+  now?: () => number;
+}
+
+export type FallbackReason = 'schema' | 'budget' | 'other';
+
+export interface FastPathStats {
+  /** Requests answered here. */
+  fast: number;
+  /** Attempts discarded and handed to the pool, by reason (schema not held here, over the step budget, anything else). */
+  fallbacks: Record<FallbackReason, number>;
+  /** Schemas compiled here since start. */
+  compiled: number;
+  /** Schemas held now, and their estimated bytes. */
+  held: number;
+  heldBytes: number;
+}
+
+export interface FastPath {
+  /** Whether a body of this size is tried here at all. */
+  accepts(bodyBytes: number): boolean;
+  /** The draft of `source`, or null when the pool must run it (nothing here is kept then). */
+  draft(source: string | Uint8Array, stamp: { verificationId: string; verifiedAt: string }, keyVersion: string): ReceiptDraft | null;
+  /** What the pool learned about the schema of `source`, after verifying it. */
+  learn(source: string | Uint8Array, facts: SchemaFacts): void;
+  /** Whether the schema with this key is held (compiled) here. */
+  holds(key: string): boolean;
+  stats(): FastPathStats;
+}
+
+/** Thrown inside an attempt that must go to the pool; never leaves this module. */
+class Fallback extends Error {
+  constructor(readonly reason: FallbackReason) {
+    super(`fast path: ${reason}`);
+  }
+}
+const NOT_HELD = new Fallback('schema');
+const STACK_DEPENDENT = new Fallback('other');
+
+/** The engine's way of reporting a reference chain that overflowed V8's stack (see the module comment). */
+function endlessRecursion(failures: readonly { keyword: string; found: string }[]): boolean {
+  const last = failures[failures.length - 1];
+  return last !== undefined && last.keyword === '$ref' && last.found === 'endless recursion';
+}
+
+/** `\p{…}` or `\P{…}` anywhere in the schema (keys included: patternProperties names are patterns). Conservative. */
+function hasPropertyClass(schema: Json): boolean {
+  return /\\\\[pP]\{/.test(JSON.stringify(schema));
+}
+
+const MAX_SIGHTINGS = 4096;
+
+export function createFastPath(options: FastPathOptions): FastPath {
+  const now = options.now ?? (() => performance.now());
+  const engine = createSchemaEngine({ limits: options.verifier.workLimits });
+  // The cache compiles only inside learn(); a miss anywhere else is a fallback, never a compile.
+  let admitting = false;
+  const guarded: SchemaEngine = {
+    compile(schema, compileOptions) {
+      if (!admitting) throw NOT_HELD;
+      const compiled = engine.compile(schema, compileOptions);
+      return {
+        dialect: compiled.dialect,
+        compiledSize: compiled.compiledSize,
+        warnings: compiled.warnings,
+        evaluate(instance, evalOptions) {
+          const r = compiled.evaluate(instance, evalOptions);
+          if (!r.valid && endlessRecursion(r.failures)) throw STACK_DEPENDENT;
+          return r;
+        },
+      } satisfies CompiledSchema;
+    },
+  };
+  const cache = createSchemaCache({ engine: guarded, maxBytes: options.cacheBytes });
+  const verifier: Verifier = createVerifier({ engine: cache, listCap: options.verifier.listCap });
+  const budgeted: Pick<Verifier, 'evaluate'> = {
+    evaluate: (parsed, opts) => verifier.evaluate(parsed, { schemaKey: opts?.schemaKey, maxSteps: options.maxSteps }),
+  };
+  const draftOptions = { verifier: budgeted, presigner: options.presigner, verifierVersion: options.verifierVersion };
+
+  // Keys the pool reported as cheap once: the second report compiles (a schema used once never costs a compile here).
+  const sightings = new Set<string>();
+  // Token bucket of compiled-size units.
+  const rate = options.compileUnitsPerSecond ?? 4 * options.maxCompiledSize;
+  let tokens = rate;
+  let refilledAt = now();
+
+  const stats = { fast: 0, fallbacks: { schema: 0, budget: 0, other: 0 } as Record<FallbackReason, number>, compiled: 0 };
+
+  function holds(key: string): boolean {
+    try {
+      cache.get(key, null);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  return {
+    accepts: (bodyBytes) => bodyBytes <= options.maxBytes,
+
+    draft(source, stamp, keyVersion) {
+      // Nothing held (yet): no parse that could only end in a fallback.
+      if (cache.size === 0) {
+        stats.fallbacks.schema++;
+        return null;
+      }
+      try {
+        const parsed = parseVerificationRequest(source, { maxDepth: options.maxDepth });
+        const draft = draftReceipt(parsed, stamp, keyVersion, draftOptions);
+        stats.fast++;
+        return draft;
+      } catch (e) {
+        // A schema not held, the budget, or anything else (a malformed request included): the pool
+        // answers, so every error the client sees comes from where it always came from.
+        const reason: FallbackReason = e instanceof Fallback ? e.reason : isTooComplex(e) ? 'budget' : 'other';
+        stats.fallbacks[reason]++;
+        return null;
+      }
+    },
+
+    learn(source, facts) {
+      const bodyBytes = typeof source === 'string' ? Buffer.byteLength(source, 'utf8') : source.byteLength;
+      if (bodyBytes > options.maxBytes || facts.compiledSize > options.maxCompiledSize) return;
+      if (!sightings.has(facts.key)) {
+        if (sightings.size >= MAX_SIGHTINGS) sightings.clear();
+        sightings.add(facts.key);
+        return;
+      }
+      if (holds(facts.key)) return;
+      const t = now();
+      tokens = Math.min(rate, tokens + ((t - refilledAt) / 1000) * rate);
+      refilledAt = t;
+      if (tokens < facts.compiledSize) return;
+      let schema: Json;
+      try {
+        schema = parseVerificationRequest(source, { maxDepth: options.maxDepth }).request.expected_schema;
+      } catch {
+        return;
+      }
+      sightings.delete(facts.key);
+      if (hasPropertyClass(schema)) return;
+      tokens -= facts.compiledSize;
+      admitting = true;
+      try {
+        cache.get(facts.key, schema);
+        stats.compiled++;
+      } catch {
+        // The worker compiled it, so this does not happen; if it does, the schema simply stays with the pool.
+      } finally {
+        admitting = false;
+      }
+    },
+
+    holds,
+
+    stats: () => ({ fast: stats.fast, fallbacks: { ...stats.fallbacks }, compiled: stats.compiled, held: cache.size, heldBytes: cache.bytes }),
+  };
+}
+
+function isTooComplex(e: unknown): boolean {
+  return e instanceof Error && (e as { code?: string }).code === 'too_complex';
+}
