@@ -222,7 +222,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     maxBytes: intSetting('VERIFY_FAST_PATH_BYTES', get('VERIFY_FAST_PATH_BYTES'), 16 * 1024, 0, 1024 * 1024),
     maxSteps: Math.min(
       workLimits.maxEvaluationSteps,
-      intSetting('VERIFY_FAST_PATH_STEPS', get('VERIFY_FAST_PATH_STEPS'), 100_000, 1, 100_000_000),
+      intSetting('VERIFY_FAST_PATH_STEPS', get('VERIFY_FAST_PATH_STEPS'), 25_000, 1, 100_000_000),
     ),
     maxCompiledSize: intSetting('VERIFY_FAST_PATH_COMPILED_SIZE', get('VERIFY_FAST_PATH_COMPILED_SIZE'), 4_000, 1, 1_000_000),
     cacheBytes: intSetting('VERIFY_FAST_PATH_CACHE_BYTES', get('VERIFY_FAST_PATH_CACHE_BYTES'), 16 * 1024 * 1024, 0, 1024 * 1024 * 1024),

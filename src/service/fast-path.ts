@@ -6,10 +6,12 @@
  * does not finish cleanly within the budget, so the answer is always the pool's:
  *
  * - The HTTP thread never compiles a schema it has not been shown to be cheap: a schema
- *   is compiled here only after the pool verified requests with it (twice), the worker
- *   reported its compiled size (a deterministic measure of compile work: subschemas,
- *   keywords, patterns with counted repetition expanded) under a small threshold, and its
- *   text has no `\p{…}` class (the first one builds a code-point table for about a second).
+ *   is compiled here only after the pool verified requests with it (twice), and the worker
+ *   reported deterministic facts: its compiled size (subschemas, keywords, patterns with
+ *   counted repetition expanded) under a small threshold, and the evaluation steps of the
+ *   request within the budget (an exponential `$ref` tower compiles small but evaluates
+ *   in far more); and its text has no `\p{…}` class (the first one builds a code-point
+ *   table for about a second).
  *   Compiles are also rate-limited in compiled-size units per second, so a stream of
  *   distinct cheap schemas cannot spend more than a few percent of the thread.
  * - Held schemas live in a byte-bounded cache (createSchemaCache) of their own.
@@ -37,6 +39,8 @@ export interface SchemaFacts {
   key: string;
   /** CompiledSchema.compiledSize of the worker's compile. */
   compiledSize: number;
+  /** Evaluation steps the worker spent on this request's output. */
+  steps: number;
 }
 
 export interface FastPathOptions {
@@ -178,7 +182,9 @@ export function createFastPath(options: FastPathOptions): FastPath {
 
     learn(source, facts) {
       const bodyBytes = typeof source === 'string' ? Buffer.byteLength(source, 'utf8') : source.byteLength;
-      if (bodyBytes > options.maxBytes || facts.compiledSize > options.maxCompiledSize) return;
+      // Cheap to compile (compiled size) and cheap to evaluate within the budget (steps): an exponential
+      // $ref tower compiles small but evaluates in far more steps, and is never compiled here.
+      if (bodyBytes > options.maxBytes || facts.compiledSize > options.maxCompiledSize || facts.steps > options.maxSteps) return;
       if (!sightings.has(facts.key)) {
         if (sightings.size >= MAX_SIGHTINGS) sightings.clear();
         sightings.add(facts.key);

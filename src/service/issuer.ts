@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Config } from '../config.js';
-import { createSchemaCache, createSchemaEngine } from '../core/schema/index.js';
+import { createSchemaCache, createSchemaEngine, type CompiledSchema, type SchemaEngine, type SchemaEvaluation } from '../core/schema/index.js';
 import { createVerifier, type Verifier } from '../core/verify.js';
 import { createAttestor, type Attestor } from '../receipts/v1/attestation.js';
 import { createReceiptIssuer, type ReceiptIssuer } from '../receipts/issue-receipt.js';
@@ -35,8 +35,9 @@ export interface Issuer {
 }
 
 /** The schema engine under the configured work limits, behind its cache, and the verifier on top. */
-export function createConfiguredVerifier(config: VerifierConfig): Verifier {
-  const engine = createSchemaEngine({ limits: config.workLimits });
+export function createConfiguredVerifier(config: VerifierConfig, hooks: { onEvaluated?: (evaluation: SchemaEvaluation) => void } = {}): Verifier {
+  const base = createSchemaEngine({ limits: config.workLimits });
+  const engine = hooks.onEvaluated ? observed(base, hooks.onEvaluated) : base;
   // Compiling a schema costs far more than evaluating it; repeat callers send the same schema.
   // The cache is bounded in (estimated) bytes, so many large schemas cannot grow the heap.
   const schemas =
@@ -44,6 +45,25 @@ export function createConfiguredVerifier(config: VerifierConfig): Verifier {
       ? createSchemaCache({ engine, max: config.schemaCacheSize, maxBytes: config.schemaCacheBytes })
       : engine;
   return createVerifier({ engine: schemas, listCap: config.listCap });
+}
+
+/** The engine, telling `onEvaluated` about every evaluation that finished (the verification workers report its steps). */
+function observed(engine: SchemaEngine, onEvaluated: (evaluation: SchemaEvaluation) => void): SchemaEngine {
+  return {
+    compile(schema, options) {
+      const compiled = engine.compile(schema, options);
+      return {
+        dialect: compiled.dialect,
+        compiledSize: compiled.compiledSize,
+        warnings: compiled.warnings,
+        evaluate(instance, evalOptions) {
+          const evaluation = compiled.evaluate(instance, evalOptions);
+          onEvaluated(evaluation);
+          return evaluation;
+        },
+      } satisfies CompiledSchema;
+    },
+  };
 }
 
 export function createIssuer(config: IssuerConfig, options: IssuerOptions = {}): Issuer {

@@ -17,7 +17,8 @@ import { parseVerificationRequest } from '../core/request.js';
 import { createTaskSlots, type VerifyTask, type VerifyTaskReply, type VerifyWorkerData } from './verify-task.js';
 
 const data = workerData as VerifyWorkerData;
-const verifier = createConfiguredVerifier(data.verifier);
+let lastSteps = 0;
+const verifier = createConfiguredVerifier(data.verifier, { onEvaluated: (e) => (lastSteps = e.steps) });
 const presigner = createPresigner({ serviceName: data.serviceName, baseUrl: data.baseUrl });
 const slots = createTaskSlots(data.slots);
 const slot = slots.claim(threadId);
@@ -47,6 +48,7 @@ export default function handle(task: VerifyTask): VerifyTaskReply {
   try {
     const parsed = parseVerificationRequest(task.source, { maxDepth: data.maxDepth });
     lastKey = undefined;
+    lastSteps = 0;
     const draft = draftReceipt(parsed, { verificationId: task.verificationId, verifiedAt: task.verifiedAt }, task.keyVersion, {
       verifier: keyed,
       presigner,
@@ -55,7 +57,7 @@ export default function handle(task: VerifyTask): VerifyTaskReply {
     if (task.facts === true && cached && lastKey !== undefined) {
       // Deterministic facts about compiling this schema: the main thread decides from them whether it may hold it.
       const { compiledSize } = verifier.compile(parsed.request.expected_schema, { schemaKey: lastKey });
-      return { ok: true, kind: 'draft', draft, schema: { key: lastKey, compiledSize } };
+      return { ok: true, kind: 'draft', draft, schema: { key: lastKey, compiledSize, steps: lastSteps } };
     }
     return { ok: true, kind: 'draft', draft };
   } catch (e) {
