@@ -7,6 +7,8 @@
  * `parseVerificationRequest` and `draftReceipt`, so both runners answer alike.
  */
 import { parseVerificationRequest } from '../core/request.js';
+import { isAllocationFailure } from '../core/schema/exhaustion.js';
+import { ApiError } from '../errors.js';
 import type { Verifier } from '../core/verify.js';
 import { draftReceipt, finishReceipt, type IssuedReceipt, type ReceiptDraft, type ReceiptStamp } from '../receipts/issue-receipt.js';
 import type { SigningKey } from '../receipts/key-ring.js';
@@ -20,6 +22,18 @@ export interface InlineRunnerOptions {
   verifierVersion: string;
   /** Maximum nesting depth of a request (docs/protocol.md#strict-json, default 64). */
   maxDepth: number;
+}
+
+/**
+ * The answer when V8 refused an allocation during a verification (a catchable RangeError, before
+ * any heap cap): the same `verification_aborted` as a worker stopped at its heap cap, never a 422
+ * that would blame the schema. Other errors are returned unchanged. Shared by both runners.
+ */
+export function abortedByMemory(e: unknown): unknown {
+  if (!isAllocationFailure(e)) return e;
+  return new ApiError('verification_aborted', {
+    message: 'The verification was stopped: it needed more memory than one request may use. Nothing was charged. Make the schema or the output smaller.',
+  });
 }
 
 /** The pipeline's view of a prepared request. */
@@ -64,10 +78,15 @@ export function createInlineRunner(options: InlineRunnerOptions): VerificationRu
     async prepare(source, stamp) {
       // The evaluation compiles the schema through the verifier's cache (keyed by schema_hash); a schema
       // that does not compile throws the same 422 there, before anything is reserved.
-      const parsed = parseVerificationRequest(source, { maxDepth: options.maxDepth });
       const text = stampText(stamp);
       const signer = options.attestor.signer(text.verifiedAt);
-      const draft = draftReceipt(parsed, text, signer.keyVersion, { verifier: options.verifier, presigner: options.attestor, verifierVersion: options.verifierVersion });
+      let draft: ReceiptDraft;
+      try {
+        const parsed = parseVerificationRequest(source, { maxDepth: options.maxDepth });
+        draft = draftReceipt(parsed, text, signer.keyVersion, { verifier: options.verifier, presigner: options.attestor, verifierVersion: options.verifierVersion });
+      } catch (e) {
+        throw abortedByMemory(e);
+      }
       return book.keep(preparedOf(source, draft.taskId, draft.agentId), draft, signer);
     },
     async run(prepared) {

@@ -14,6 +14,7 @@ import { draftReceipt } from '../receipts/issue-receipt.js';
 import type { Verifier } from '../core/verify.js';
 import { createConfiguredVerifier } from './issuer.js';
 import { parseVerificationRequest } from '../core/request.js';
+import { abortedByMemory } from './inline-runner.js';
 import { createTaskSlots, type VerifyTask, type VerifyTaskReply, type VerifyWorkerData } from './verify-task.js';
 
 const data = workerData as VerifyWorkerData;
@@ -60,7 +61,8 @@ export default function handle(task: VerifyTask): VerifyTaskReply {
       return { ok: true, kind: 'draft', draft, schema: { key: lastKey, compiledSize, steps: lastSteps } };
     }
     return { ok: true, kind: 'draft', draft };
-  } catch (e) {
+  } catch (err) {
+    const e = abortedByMemory(err);
     if (isApiError(e)) return { ok: false, error: { code: e.code, message: e.message, fields: e.fields, retryAfter: e.retryAfter } };
     throw e;
   } finally {

@@ -38,6 +38,7 @@ import { Compiler } from './compiler.js';
 import { DIALECT_2020, standardDialect } from './dialects.js';
 import { EvalContext, Evaluation, NO_FAILURES, PendingFailure, StepLimitError, formatPath, type Declaration } from './runtime.js';
 import { escapePointerSegment } from './uri.js';
+import { isStackOverflow } from './exhaustion.js';
 
 export { DEFAULT_WORK_LIMITS, SchemaCompileError } from './engine.js';
 export type {
@@ -155,7 +156,8 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
       try {
         root = compiler.compileRoot(schema);
       } catch (e) {
-        if (!(e instanceof RangeError)) throw e;
+        // A refused allocation is rethrown (verification_aborted), never called a schema problem.
+        if (!isStackOverflow(e)) throw e;
         // V8's stack: deeper than any limit a schema can legitimately need
         throw new SchemaCompileError({ kind: 'invalid_schema', path: '#', reason: 'schema nested too deeply' }, 'invalid schema: nested too deeply');
       }
@@ -190,7 +192,8 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
               spare = ctx;
               throw evaluationTooComplex(e.schemaPath, maxSteps);
             }
-            if (!(e instanceof RangeError)) {
+            // Only a stack overflow means a reference cycle; a refused allocation is the machine's, never a verdict.
+            if (!isStackOverflow(e)) {
               ctx.reset();
               spare = ctx;
               throw e;

@@ -7,6 +7,7 @@ import { countPass, type KeywordDefinition } from '../keyword.js';
 import { compilePattern, PatternLimitError } from '../regex/index.js';
 import { boundedPattern } from './bounded-pattern.js';
 import { SchemaCompileError } from '../engine.js';
+import { isAllocationFailure } from '../exhaustion.js';
 import type { CompileState } from '../keyword.js';
 import { unknownFormatWarning } from '../unknown.js';
 import { countedLength, matchCounted, report, stringLength, type WeightedPattern } from '../runtime.js';
@@ -65,6 +66,8 @@ export function patternOf(source: string, path: string, state?: CompileState): W
       if (byTotal && e.limit === 'maxPatternSize') compiledSizeExceeded(state!, path);
       throw new SchemaCompileError({ kind: 'too_complex', path, limit: e.limit, max: e.max, reason: e.message }, `pattern at ${path} is too complex: ${e.message}`);
     }
+    // Out of memory is not the pattern's fault: never a 422 (see exhaustion.ts).
+    if (isAllocationFailure(e)) throw e;
     const reason = e instanceof Error ? e.message : String(e);
     throw new SchemaCompileError({ kind: 'invalid_pattern', path, reason }, `invalid pattern at ${path}: ${reason}`);
   }

@@ -7,6 +7,7 @@
 import { RE2JS } from 're2js';
 import type { Ranges } from './code-points.js';
 import type { Node } from './parser.js';
+import { isAllocationFailure } from '../exhaustion.js';
 
 function hex(cp: number): string {
   return `\\x{${cp.toString(16)}}`;
@@ -44,7 +45,9 @@ export function emit(n: Node): string {
 export function compileRe2(ast: Node): { test(input: string): boolean } | undefined {
   try {
     return RE2JS.compile(emit(ast));
-  } catch {
+  } catch (e) {
+    // RE2 refusing the pattern falls back to the other matchers; running out of memory does not.
+    if (isAllocationFailure(e)) throw e;
     return undefined;
   }
 }
