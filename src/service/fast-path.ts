@@ -10,8 +10,8 @@
  *   reported deterministic facts: its compiled size (subschemas, keywords, patterns with
  *   counted repetition expanded) under a small threshold, and the evaluation steps of the
  *   request within the budget (an exponential `$ref` tower compiles small but evaluates
- *   in far more); and its text has no `\p{…}` class (the first one builds a code-point
- *   table for about a second).
+ *   in far more); and its text has no `\p{…}` class (the first one scans every code point,
+ *   about 0.1 s of CPU: far over what one request may hold this thread).
  *   Compiles are also rate-limited in compiled-size units per second, so a stream of
  *   distinct cheap schemas cannot spend more than a few percent of the thread.
  * - Held schemas live in a byte-bounded cache (createSchemaCache) of their own.

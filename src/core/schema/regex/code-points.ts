@@ -46,19 +46,27 @@ let segments: Array<{ text: string; first: number; unit: number }> | undefined;
 
 function allCodePoints(): Array<{ text: string; first: number; unit: number }> {
   if (!segments) {
-    const build = (lo: number, hi: number): string => {
-      const parts: string[] = [];
-      for (let cp = lo; cp <= hi; cp += 4096) {
-        const chunk: number[] = [];
-        for (let c = cp; c <= Math.min(hi, cp + 4095); c++) chunk.push(c);
-        parts.push(String.fromCodePoint(...chunk));
+    // UTF-16 code units written into one array and decoded natively: String.fromCodePoint over a
+    // million values took ~0.6 s and left ~30 MB of garbage behind (per verification worker).
+    const decoder = new TextDecoder('utf-16le');
+    const bmp = (lo: number, hi: number): string => {
+      const units = new Uint16Array(hi - lo + 1);
+      for (let i = 0; i < units.length; i++) units[i] = lo + i;
+      return decoder.decode(units);
+    };
+    const astral = (): string => {
+      const units = new Uint16Array((MAX_CP - 0x10000 + 1) * 2);
+      for (let cp = 0x10000, i = 0; cp <= MAX_CP; cp++, i += 2) {
+        const v = cp - 0x10000;
+        units[i] = 0xd800 + (v >> 10);
+        units[i + 1] = 0xdc00 + (v & 0x3ff);
       }
-      return parts.join('');
+      return decoder.decode(units);
     };
     segments = [
-      { text: build(0, 0xd7ff), first: 0, unit: 1 },
-      { text: build(0xe000, 0xffff), first: 0xe000, unit: 1 },
-      { text: build(0x10000, MAX_CP), first: 0x10000, unit: 2 },
+      { text: bmp(0, 0xd7ff), first: 0, unit: 1 },
+      { text: bmp(0xe000, 0xffff), first: 0xe000, unit: 1 },
+      { text: astral(), first: 0x10000, unit: 2 },
     ];
   }
   return segments;
