@@ -14,7 +14,7 @@ import { computeHashes } from '../src/receipts/hashes.js';
 import { createAttestor, createStaticKeyRing, privateKeyPemFromSeed } from '../src/receipts/index.js';
 import { parseVerificationRequest } from '../src/core/request.js';
 import { isApiError } from '../src/errors.js';
-import { createFastPath, type FastPath } from '../src/service/fast-path.js';
+import { createFastPath, fingerprint, type FastPath } from '../src/service/fast-path.js';
 import { createInlineRunner } from '../src/service/inline-runner.js';
 import { createConfiguredVerifier, type VerifierConfig } from '../src/service/issuer.js';
 import { createPoolRunner, type PoolRunner } from '../src/service/pool-runner.js';
@@ -186,5 +186,39 @@ describe('the fast path answers what the pool answers', () => {
     expect(JSON.parse(want)).toMatchObject({ code: 'invalid_request' });
     expect(await answer(runner, broken)).toBe(want);
     expect(fast.stats().fallbacks.other).toBe(1);
+  });
+});
+
+describe('the fingerprint of a schema text', () => {
+  const schema = '{"type":"object","properties":{"a":{"type":"string","pattern":"^[}{\\"]+$"}}}';
+  const body = (output: string, before = '') => `{${before}"task_id":"t","expected_schema": ${schema} ,"submitted_output":${output}}`;
+
+  it('is the same whatever the output, and differs with the schema text', () => {
+    const a = fingerprint(body('{"a":"x"}'));
+    expect(a).not.toBeNull();
+    expect(fingerprint(Buffer.from(body('[1,2,{"expected_schema":{}}]')))).toBe(a);
+    expect(fingerprint(body('1', '"agent_id":"x",'))).toBe(a);
+    expect(fingerprint(body('1').replace('"a":{', '"b":{'))).not.toBe(a);
+    expect(fingerprint('{"expected_schema":true,"submitted_output":1}')).not.toBeNull();
+  });
+
+  it('is null or harmless for texts it cannot follow', () => {
+    expect(fingerprint('{"task_id":"t"}')).toBeNull();
+    expect(fingerprint('{"task_id":"x\\"expected_schema","submitted_output":1}')).toBeNull();
+    expect(fingerprint('{"expected_schema":{"a":"\\')).toBeNull();
+  });
+
+  it('spares the HTTP thread the parse of a request whose schema is not held', async () => {
+    const config = verifierConfig();
+    const fast = fastPath(config);
+    const runner = pool(config, fast);
+    await answer(runner, INVOICE);
+    await answer(runner, INVOICE);
+    expect(fast.holds(schemaKey(INVOICE))).toBe(true);
+    // The same schema written another way goes to the pool once, then its text is known too.
+    const compact = JSON.stringify(JSON.parse(INVOICE));
+    const want = await answer(pool(config), compact);
+    for (let i = 0; i < 3; i++) expect(await answer(runner, compact)).toBe(want);
+    expect(runner.runs()).toMatchObject({ pool: 3, fastPath: { fast: 2 } });
   });
 });
