@@ -7,6 +7,13 @@
  * its closure, which reports it; so failures and counts are identical to the
  * closure path by construction. Used only where no annotations are collected
  * (no unevaluated* at the generated locations, no dynamic scope).
+ *
+ * Steps are charged exactly as the closures charge them, but compared with the
+ * budget only at a function's entry, at each item of a loop and before a
+ * pattern runs. An evaluation that goes over is then caught a little later
+ * than the closures would catch it, and evaluate() runs it again on the
+ * closures, which name the exact location: the too_complex error is the same,
+ * and a request inside the budget never pays for a comparison per subschema.
  */
 import type { Json, JsonObject } from '../types.js';
 import type { KeywordGroup } from './keyword.js';
@@ -61,6 +68,31 @@ function pops(n: number): string {
   return 'ctx.path.pop(); '.repeat(n).trim();
 }
 
+type Group = 'number' | 'string' | 'array' | 'object';
+const GROUPS: readonly Group[] = ['number', 'string', 'array', 'object'];
+/** The keyword group that applies to an instance of a JSON type, if any. */
+const GROUP_OF_TYPE: Record<string, Group | undefined> = { integer: 'number', number: 'number', string: 'string', array: 'array', object: 'object' };
+
+function groupTest(g: Group, d: string): string {
+  switch (g) {
+    case 'number':
+      return `typeof ${d} === "number"`;
+    case 'string':
+      return `typeof ${d} === "string"`;
+    case 'array':
+      return `Array.isArray(${d})`;
+    default:
+      return `typeof ${d} === "object" && ${d} !== null && !Array.isArray(${d})`;
+  }
+}
+
+/** The one type a `type` keyword names, if it names exactly one. */
+function singleType(value: Json | undefined): string | undefined {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && value.length === 1 && typeof value[0] === 'string') return value[0];
+  return undefined;
+}
+
 interface Env {
   values: unknown[];
 }
@@ -72,6 +104,8 @@ class Generator {
   /** Schemas being inlined (a recursive `$ref` is called, not inlined). */
   private readonly stack: JsonObject[] = [];
   readonly env: Env = { values: [] };
+  /** Constants holding properties of the object `d` in the group being emitted (see group()). */
+  private loads: { d: string; names: Map<string, string> } | null = null;
 
   constructor(private readonly src: CodegenSource) {}
 
@@ -117,15 +151,20 @@ class Generator {
    * already accelerated.
    */
   private check(cond: string, charges: boolean, fn: Validate, data: string, segs: string[], marked = false): void {
-    const f = this.v(fn);
     if (charges && !marked) this.emit(`S = st;`);
     this.emit(`if (${cond}) P++; else {`);
+    this.failure(charges, fn, data, segs);
+    this.emit(`}`);
+  }
+
+  /** The failure branch of check(): stop when silent, else re-run the check through its closure, which reports. */
+  private failure(charges: boolean, fn: Validate, data: string, segs: string[]): void {
+    const f = this.v(fn);
     // silent: stop with the charges made so far; else the closure re-charges from before the test
     this.emit(`  if (!s) { ctx.steps = st; return false; } ok = false; ctx.steps = ${charges ? 'S' : 'st'};`);
     if (segs.length > 0) this.emit(`  ctx.path.push(${segs.join(', ')}); ${f}(${data}, ctx, null); ${pops(segs.length)}`);
     else this.emit(`  ${f}(${data}, ctx, null);`);
     this.emit(`  st = ctx.steps;`);
-    this.emit(`}`);
   }
 
   private typeCond(t: string, d: string): string {
@@ -196,7 +235,7 @@ class Generator {
         return `${d}.length <= ${value}`;
       case 'required': {
         const keys = value as string[];
-        return keys.map((k) => `${this.prop(d, k)} !== undefined`).join(' && ');
+        return keys.map((k) => `${this.load(d, k)} !== undefined`).join(' && ');
       }
       default:
         return null;
@@ -213,8 +252,16 @@ class Generator {
     return kws.every((k) => k.group !== 'last');
   }
 
-  /** Emit the code of an object schema applied to `d`, at path `segs` below the function's root. */
-  node(schema: JsonObject, d: string, segs: string[], depth: number): void {
+  /**
+   * Emit the code of an object schema applied to `d`, at path `segs` below the
+   * function's root. Entering it charges its weight; only `checked` entries
+   * (a function's root, an item of a loop) compare the count with the budget
+   * at once: elsewhere the charge is compared at the next checked point, and
+   * going over anywhere makes evaluate() ask the closures where exactly (see
+   * the module comment). Straight-line code between checked points is bounded
+   * by the inlining limits, so going over never lets much work run.
+   */
+  node(schema: JsonObject, d: string, segs: string[], depth: number, checked: boolean): void {
     this.inlined++;
     this.src.budget.left--;
     this.stack.push(schema);
@@ -222,27 +269,89 @@ class Generator {
     const dialect = this.src.dialectOf(schema);
     const at = this.src.pathOf(schema);
     // the same step charge as the closure of this schema (see buildNode in compiler.ts)
-    this.emit(`if ((st += ${this.src.weightOf(schema)}) > M) { ctx.steps = st; ctx.enter(0, ${JSON.stringify(at)}); }`);
-    const byGroup: Record<'number' | 'string' | 'array' | 'object', CompiledKeyword[]> = { number: [], string: [], array: [], object: [] };
+    const weight = this.src.weightOf(schema);
+    if (checked) this.emit(`if ((st += ${weight}) > M) { ctx.steps = st; ctx.enter(0, ${JSON.stringify(at)}); }`);
+    else this.emit(`st += ${weight};`);
+    const any: CompiledKeyword[] = [];
+    const byGroup: Record<Group, CompiledKeyword[]> = { number: [], string: [], array: [], object: [] };
     for (const k of kws) {
-      if (k.group === 'any') this.keyword(schema, k, d, segs, depth, dialect, at);
+      if (k.group === 'any') any.push(k);
       else if (k.group !== 'last') byGroup[k.group].push(k);
     }
-    const branches: Array<[string, CompiledKeyword[]]> = [
-      [`typeof ${d} === "number"`, byGroup.number],
-      [`typeof ${d} === "string"`, byGroup.string],
-      [`Array.isArray(${d})`, byGroup.array],
-      [`typeof ${d} === "object" && ${d} !== null && !Array.isArray(${d})`, byGroup.object],
-    ];
-    let first = true;
-    for (const [test, list] of branches) {
-      if (list.length === 0) continue;
-      this.emit(`${first ? '' : 'else '}if (${test}) {`);
+    const last = any.length > 0 ? any[any.length - 1] : undefined;
+    const t = last !== undefined && last.keyword === 'type' ? singleType(schema.type) : undefined;
+    const emitAny = (list: CompiledKeyword[]) => {
       for (const k of list) this.keyword(schema, k, d, segs, depth, dialect, at);
+    };
+    if (last === undefined || t === undefined) {
+      emitAny(any);
+      this.dispatch(schema, byGroup, GROUPS, d, segs, depth, dialect, at);
+    } else {
+      // `type` last of the type-independent keywords: its test also selects the
+      // keywords that apply, so a passing instance is tested for its type once
+      emitAny(any.slice(0, -1));
+      const g = GROUP_OF_TYPE[t];
+      this.emit(`if (${this.typeCond(t, d)}) { P++;`);
+      if (g !== undefined) this.group(schema, g, byGroup[g], d, segs, depth, dialect, at);
+      this.emit('} else {');
+      this.failure(false, last.fn, d, segs);
+      // a number that is not an integer still gets the number keywords
+      this.dispatch(schema, byGroup, GROUPS.filter((x) => x !== g || t === 'integer'), d, segs, depth, dialect, at);
+      this.emit('}');
+    }
+    this.stack.pop();
+  }
+
+  /** The keywords of each group in `groups`, each under the test of its instance type. */
+  private dispatch(
+    schema: JsonObject, byGroup: Record<Group, CompiledKeyword[]>, groups: readonly Group[], d: string, segs: string[], depth: number, dialect: Dialect, at: string,
+  ): void {
+    let first = true;
+    for (const g of groups) {
+      const list = byGroup[g];
+      if (list.length === 0) continue;
+      this.emit(`${first ? '' : 'else '}if (${groupTest(g, d)}) {`);
+      this.group(schema, g, list, d, segs, depth, dialect, at);
       this.emit('}');
       first = false;
     }
-    this.stack.pop();
+  }
+
+  /**
+   * The keywords of one group, the instance known to be of its type. For an
+   * object, the properties named by `required` and `properties` are read once
+   * into constants that both use.
+   */
+  private group(schema: JsonObject, g: Group, list: CompiledKeyword[], d: string, segs: string[], depth: number, dialect: Dialect, at: string): void {
+    const outer = this.loads;
+    if (g === 'object') {
+      const names = new Map<string, string>();
+      for (const k of list) {
+        const value = schema[k.keyword];
+        let keys: string[] = [];
+        if (k.keyword === 'required') keys = value as string[];
+        else if (k.keyword === 'properties') keys = Object.keys(value as JsonObject).filter((key) => (value as JsonObject)[key] !== true);
+        for (const key of keys) {
+          if (names.has(key)) continue;
+          const c = this.id('d');
+          names.set(key, c);
+          this.emit(`const ${c} = ${this.prop(d, key)};`);
+        }
+      }
+      this.loads = { d, names };
+    }
+    for (const k of list) this.keyword(schema, k, d, segs, depth, dialect, at);
+    this.loads = outer;
+  }
+
+  /** The constant group() read own property `key` of `d` into, if any. */
+  private hoisted(d: string, key: string): string | undefined {
+    return this.loads !== null && this.loads.d === d ? this.loads.names.get(key) : undefined;
+  }
+
+  /** The value of own property `key` of `d`: a constant read once by group(), or a read. */
+  private load(d: string, key: string): string {
+    return this.hoisted(d, key) ?? this.prop(d, key);
   }
 
   private keyword(schema: JsonObject, k: CompiledKeyword, d: string, segs: string[], depth: number, dialect: Dialect, at: string): void {
@@ -256,10 +365,13 @@ class Generator {
       for (const key of Object.keys(props)) {
         const sub = props[key];
         if (sub === true) continue;
-        const c = this.id('d');
-        this.emit(`const ${c} = ${this.prop(d, key)};`);
+        let c = this.hoisted(d, key);
+        if (c === undefined) {
+          c = this.id('d');
+          this.emit(`const ${c} = ${this.prop(d, key)};`);
+        }
         this.emit(`if (${c} !== undefined) {`);
-        this.child(sub, schema, 'properties', key, c, [...segs, this.v(new PathSegment(key))], depth);
+        this.child(sub, schema, 'properties', key, c, [...segs, this.v(new PathSegment(key))], depth, false);
         this.emit('}');
       }
       return;
@@ -270,13 +382,13 @@ class Generator {
       const c = this.id('d');
       this.emit(`for (let ${i} = 0; ${i} < ${d}.length; ${i}++) {`);
       this.emit(`const ${c} = ${d}[${i}];`);
-      this.child(value, schema, 'items', undefined, c, [...segs, i], depth);
+      this.child(value, schema, 'items', undefined, c, [...segs, i], depth, true);
       this.emit('}');
       return;
     }
     if (k.keyword === '$ref') {
       if (k.target !== undefined && this.inlinable(k.target, depth + 1) && !this.stack.includes(k.target)) {
-        this.node(k.target, d, segs, depth + 1);
+        this.node(k.target, d, segs, depth + 1, false);
       } else {
         this.callAt(k.fn, d, segs);
       }
@@ -302,9 +414,9 @@ class Generator {
     else this.check(c, CHARGING.has(k.keyword), k.fn, d, segs);
   }
 
-  private child(sub: Json, parent: JsonObject, keyword: string, key: string | undefined, d: string, segs: string[], depth: number): void {
+  private child(sub: Json, parent: JsonObject, keyword: string, key: string | undefined, d: string, segs: string[], depth: number, checked: boolean): void {
     if (this.inlinable(sub, depth + 1) && !this.stack.includes(sub)) {
-      this.node(sub, d, segs, depth + 1);
+      this.node(sub, d, segs, depth + 1, checked);
       return;
     }
     this.callAt(this.src.validatorOf(sub, parent, keyword, key), d, segs);
@@ -312,7 +424,7 @@ class Generator {
 
   build(root: JsonObject): Validate | null {
     if (!this.inlinable(root, 0)) return null;
-    this.node(root, 'd', [], 0);
+    this.node(root, 'd', [], 0, true);
     const body = [
       'const s = ctx.silent === 0;',
       'const D = ctx.declared !== null;',

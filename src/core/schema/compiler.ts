@@ -134,7 +134,8 @@ export class Compiler {
     const fast = generate(node, src);
     if (fast === null) return null;
     const slow = holder.fn;
-    holder.fn = (data, ctx, ev) => (ev === null ? fast(data, ctx, null) : slow(data, ctx, ev));
+    // ctx.fast is off when evaluate() re-runs an evaluation that went over its step budget on the closures
+    holder.fn = (data, ctx, ev) => (ev === null && ctx.fast ? fast(data, ctx, null) : slow(data, ctx, ev));
     (holder as { fast?: boolean }).fast = true;
     return fast;
   }

@@ -36,7 +36,7 @@ import {
 } from './engine.js';
 import { Compiler } from './compiler.js';
 import { DIALECT_2020, standardDialect } from './dialects.js';
-import { EvalContext, Evaluation, NO_FAILURES, PendingFailure, StepLimitError, formatPath, type Declaration } from './runtime.js';
+import { EvalContext, Evaluation, NO_FAILURES, PendingFailure, StepLimitError, formatPath, type Declaration, type Validate } from './runtime.js';
 import { escapePointerSegment } from './uri.js';
 import { isStackOverflow } from './exhaustion.js';
 
@@ -161,7 +161,8 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
         // V8's stack: deeper than any limit a schema can legitimately need
         throw new SchemaCompileError({ kind: 'invalid_schema', path: '#', reason: 'schema nested too deeply' }, 'invalid schema: nested too deeply');
       }
-      let validate = root.validate;
+      const slow = root.validate;
+      let validate = slow;
       const warnings = compiler.state.warnings;
       const compiledSize = compiler.state.compiledSize;
       // generated code costs more than one closure evaluation: only for schemas used again
@@ -185,32 +186,30 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
           if (collect) ctx.declared = [];
           let valid: boolean;
           try {
-            valid = validate(instance, ctx, null);
+            valid = judge(validate, instance, ctx);
+            // charges made after the last check point count too: over means over, on every path
+            if (ctx.steps > maxSteps) throw new StepLimitError('#');
           } catch (e) {
-            if (e instanceof StepLimitError) {
+            if (!(e instanceof StepLimitError) || validate === slow) {
               ctx.reset();
               spare = ctx;
-              throw evaluationTooComplex(e.schemaPath, maxSteps);
+              throw e instanceof StepLimitError ? evaluationTooComplex(e.schemaPath, maxSteps) : e;
             }
-            // Only a stack overflow means a reference cycle; a refused allocation is the machine's, never a verdict.
-            if (!isStackOverflow(e)) {
-              ctx.reset();
-              spare = ctx;
-              throw e;
-            }
-            // a reference cycle that never descends into the instance
-            ctx.total++;
-            ctx.failures = [...ctx.failures];
-            ctx.failures.push(
-              new PendingFailure('$ref', '#', 'a schema whose references terminate', 'endless recursion', 'be checkable by a schema whose references terminate', []),
-            );
-            valid = false;
-          }
-          // charges made after the last check point count too: over means over, on every path
-          if (ctx.steps > ctx.maxSteps) {
+            // Generated code compares the count with the budget at fewer points than the
+            // closures (see codegen.ts): they charge the same steps and say where it ran out.
             ctx.reset();
-            spare = ctx;
-            throw evaluationTooComplex('#', maxSteps);
+            if (collect) ctx.declared = [];
+            ctx.fast = false;
+            try {
+              valid = judge(slow, instance, ctx);
+              if (ctx.steps > maxSteps) throw new StepLimitError('#');
+            } catch (again) {
+              ctx.reset();
+              spare = ctx;
+              throw again instanceof StepLimitError ? evaluationTooComplex(again.schemaPath, maxSteps) : again;
+            } finally {
+              ctx.fast = true;
+            }
           }
           const result = new Evaluation(valid, ctx.passed, ctx.total, ctx.failures, ctx.steps);
           if (ctx.omitted > 0) {
@@ -226,6 +225,25 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
       };
     },
   };
+}
+
+/**
+ * Runs a compiled schema; a reference cycle that never descends into the
+ * instance (V8's stack overflows) is one failed check. StepLimitError passes through.
+ */
+function judge(validate: Validate, instance: Json, ctx: EvalContext): boolean {
+  try {
+    return validate(instance, ctx, null);
+  } catch (e) {
+    // Only a stack overflow means a reference cycle; a refused allocation is the machine's, never a verdict.
+    if (!isStackOverflow(e)) throw e;
+    ctx.total++;
+    ctx.failures = [...ctx.failures];
+    ctx.failures.push(
+      new PendingFailure('$ref', '#', 'a schema whose references terminate', 'endless recursion', 'be checkable by a schema whose references terminate', []),
+    );
+    return false;
+  }
 }
 
 function evaluationTooComplex(path: string, max: number): SchemaCompileError {

@@ -136,6 +136,8 @@ export class EvalContext {
   steps = 0;
   /** Step budget of one evaluation (WorkLimits.maxEvaluationSteps). */
   maxSteps = Infinity;
+  /** Generated code may run (off while evaluate() re-runs an evaluation on the closures alone). */
+  fast = true;
   /** Failures built in full; past this many they are only counted (a response lists a few anyway). */
   maxFailures = Infinity;
   /** Failures counted but not built, and their keywords in first-seen order. */
