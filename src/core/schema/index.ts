@@ -36,7 +36,7 @@ import {
 } from './engine.js';
 import { Compiler } from './compiler.js';
 import { DIALECT_2020, standardDialect } from './dialects.js';
-import { EvalContext, Evaluation, NO_FAILURES, PendingFailure, StepLimitError, formatPath, type Declaration, type Validate } from './runtime.js';
+import { EvalContext, Evaluation, PendingFailure, StepLimitError, formatPath, type Declaration } from './runtime.js';
 import { escapePointerSegment } from './uri.js';
 import { isStackOverflow } from './exhaustion.js';
 
@@ -168,48 +168,74 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
       // generated code costs more than one closure evaluation: only for schemas used again
       let evaluations = 0;
       let spare: EvalContext | null = new EvalContext();
+      /**
+       * The evaluation again on the closures alone. Generated code compares the step
+       * count with the budget at fewer points than the closures (see codegen.ts); they
+       * charge the same steps and name the location where the budget ran out.
+       */
+      const rerun = (instance: Json, ctx: EvalContext, collect: boolean, maxSteps: number): boolean => {
+        ctx.reset();
+        if (collect) ctx.declared = [];
+        ctx.fast = false;
+        try {
+          let valid: boolean;
+          try {
+            valid = slow(instance, ctx, null);
+          } catch (e) {
+            // only a stack overflow means a reference cycle; a refused allocation is the machine's, never a verdict
+            if (!isStackOverflow(e)) throw e;
+            endlessRecursion(ctx);
+            valid = false;
+          }
+          if (ctx.steps > maxSteps) throw new StepLimitError('#');
+          return valid;
+        } catch (e) {
+          throw e instanceof StepLimitError ? evaluationTooComplex(e.schemaPath, maxSteps) : e;
+        } finally {
+          ctx.fast = true;
+        }
+      };
+      /** After `validate` threw or went over its budget: the verdict, or the error to throw. */
+      const settle = (e: unknown, generated: boolean, instance: Json, ctx: EvalContext, collect: boolean, maxSteps: number): boolean => {
+        if (isStackOverflow(e)) {
+          endlessRecursion(ctx);
+          if (ctx.steps <= maxSteps) return false;
+          e = new StepLimitError('#');
+        }
+        if (!(e instanceof StepLimitError)) throw e;
+        if (!generated) throw evaluationTooComplex(e.schemaPath, maxSteps);
+        return rerun(instance, ctx, collect, maxSteps);
+      };
       return {
         dialect: root.dialect.id,
         compiledSize,
         warnings,
         evaluate(instance: Json, evalOptions?: EvaluateOptions): SchemaEvaluation {
           if (++evaluations === 2) validate = root.accelerate() ?? validate;
-          // one context per compiled schema, reset per call (a fresh one if re-entered)
+          // one context per compiled schema, left clean by each evaluation (a fresh one if re-entered)
           let ctx = spare;
           if (ctx === null) ctx = new EvalContext();
           else spare = null;
-          ctx.reset();
           const maxSteps = evalOptions?.maxSteps ?? limits.maxEvaluationSteps;
           ctx.maxSteps = maxSteps;
           ctx.maxFailures = evalOptions?.maxFailures ?? Infinity;
           const collect = evalOptions?.collectUndeclared === true;
           if (collect) ctx.declared = [];
           let valid: boolean;
+          let settled = false;
           try {
-            valid = judge(validate, instance, ctx);
+            valid = validate(instance, ctx, null);
             // charges made after the last check point count too: over means over, on every path
             if (ctx.steps > maxSteps) throw new StepLimitError('#');
           } catch (e) {
-            if (!(e instanceof StepLimitError) || validate === slow) {
-              ctx.reset();
-              spare = ctx;
-              throw e instanceof StepLimitError ? evaluationTooComplex(e.schemaPath, maxSteps) : e;
-            }
-            // Generated code compares the count with the budget at fewer points than the
-            // closures (see codegen.ts): they charge the same steps and say where it ran out.
-            ctx.reset();
-            if (collect) ctx.declared = [];
-            ctx.fast = false;
             try {
-              valid = judge(slow, instance, ctx);
-              if (ctx.steps > maxSteps) throw new StepLimitError('#');
-            } catch (again) {
+              valid = settle(e, validate !== slow, instance, ctx, collect, maxSteps);
+            } catch (out) {
               ctx.reset();
               spare = ctx;
-              throw again instanceof StepLimitError ? evaluationTooComplex(again.schemaPath, maxSteps) : again;
-            } finally {
-              ctx.fast = true;
+              throw out;
             }
+            settled = true;
           }
           const result = new Evaluation(valid, ctx.passed, ctx.total, ctx.failures, ctx.steps);
           if (ctx.omitted > 0) {
@@ -217,8 +243,9 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
             result.omittedKeywords = ctx.omittedKeywords;
           }
           if (collect) result.undeclared = findUndeclared(instance, ctx.declared!);
-          ctx.declared = null;
-          ctx.failures = NO_FAILURES;
+          // an evaluation that returned leaves its nesting balanced: only the counts to clear
+          if (settled) ctx.reset();
+          else ctx.clear();
           spare = ctx;
           return result;
         },
@@ -227,23 +254,13 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
   };
 }
 
-/**
- * Runs a compiled schema; a reference cycle that never descends into the
- * instance (V8's stack overflows) is one failed check. StepLimitError passes through.
- */
-function judge(validate: Validate, instance: Json, ctx: EvalContext): boolean {
-  try {
-    return validate(instance, ctx, null);
-  } catch (e) {
-    // Only a stack overflow means a reference cycle; a refused allocation is the machine's, never a verdict.
-    if (!isStackOverflow(e)) throw e;
-    ctx.total++;
-    ctx.failures = [...ctx.failures];
-    ctx.failures.push(
-      new PendingFailure('$ref', '#', 'a schema whose references terminate', 'endless recursion', 'be checkable by a schema whose references terminate', []),
-    );
-    return false;
-  }
+/** A reference cycle that never descends into the instance (V8's stack overflowed): one failed check. */
+function endlessRecursion(ctx: EvalContext): void {
+  ctx.total++;
+  ctx.failures = [...ctx.failures];
+  ctx.failures.push(
+    new PendingFailure('$ref', '#', 'a schema whose references terminate', 'endless recursion', 'be checkable by a schema whose references terminate', []),
+  );
 }
 
 function evaluationTooComplex(path: string, max: number): SchemaCompileError {

@@ -149,6 +149,23 @@ export class EvalContext {
     if ((this.steps += n) > this.maxSteps) throw new StepLimitError(schemaPath);
   }
 
+  /**
+   * After an evaluation that returned: the counts back to zero. Its silent
+   * sections, instance path and dynamic scope are balanced by then.
+   */
+  clear(): void {
+    this.passed = 0;
+    this.total = 0;
+    this.steps = 0;
+    this.failures = NO_FAILURES;
+    this.declared = null;
+    if (this.omitted !== 0) {
+      this.omitted = 0;
+      this.omittedKeywords = [];
+    }
+  }
+
+  /** Everything back to the initial state (after an evaluation that threw, anywhere in it). */
   reset(): void {
     this.steps = 0;
     this.omitted = 0;
