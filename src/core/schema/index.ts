@@ -259,7 +259,7 @@ function endlessRecursion(ctx: EvalContext): void {
   ctx.total++;
   ctx.failures = [...ctx.failures];
   ctx.failures.push(
-    new PendingFailure('$ref', '#', 'a schema whose references terminate', 'endless recursion', 'be checkable by a schema whose references terminate', []),
+    new PendingFailure('$ref', '#', 'a schema whose references terminate', 'endless recursion', 'be checkable by a schema whose references terminate', [], null),
   );
 }
 

@@ -251,31 +251,44 @@ export class PendingFailure {
     readonly keyword: string,
     readonly schemaPath: string,
     readonly expected: string,
-    readonly found: string,
+    /** The `found` text, or with `text` the primitive value it is written from. */
+    readonly found: Primitive,
     /** The message's verb phrase: `<path>: must <must>, found <found>`. */
     readonly must: string,
     /** The instance path when the failure was recorded (a copy). */
     readonly path: readonly PathEntry[],
+    /**
+     * Writes the `found` text from the value when read (see reportValue()):
+     * turning a number into decimal or measuring a string costs more than the rest of the record.
+     */
+    readonly text: FoundText | null,
   ) {}
 
   build(): SchemaFailure {
     const instancePath = formatPath(this.path);
-    const { keyword, schemaPath, expected, found, must } = this;
+    const found = this.text === null ? (this.found as string) : this.text(this.found);
+    const { keyword, schemaPath, expected, must } = this;
     return { keyword, instancePath, schemaPath, expected, found, message: instancePath + ': must ' + must + ', found ' + found };
   }
 }
 
+/** A JSON value that is not a container: immutable, so it can be described when read. */
+export type Primitive = string | number | boolean | null;
+
+/** Writes a failure's `found` text from the primitive it found. */
+export type FoundText = (value: Primitive) => string;
+
 /** A `required` failure: its expected text lists the missing names (built on read, like the rest). */
 class MissingFailure extends PendingFailure {
   constructor(keyword: string, schemaPath: string, private readonly missing: readonly string[], path: readonly PathEntry[]) {
-    super(keyword, schemaPath, '', 'missing', '', path);
+    super(keyword, schemaPath, '', 'missing', '', path, null);
   }
 
   override build(): SchemaFailure {
     const expected = this.missing.length === 1 ? `property ${quoteList(this.missing)}` : `properties ${quoteList(this.missing)}`;
     const instancePath = formatPath(this.path);
-    const { keyword, schemaPath, found } = this;
-    return { keyword, instancePath, schemaPath, expected, found, message: `${instancePath}: must have ${expected}, found ${found}` };
+    const { keyword, schemaPath } = this;
+    return { keyword, instancePath, schemaPath, expected, found: 'missing', message: `${instancePath}: must have ${expected}, found missing` };
   }
 }
 
@@ -290,8 +303,13 @@ function countFailure(ctx: EvalContext, keyword: string): boolean {
     return false;
   }
   ctx.steps += FAILURE_STEPS;
-  if (ctx.failures === NO_FAILURES) ctx.failures = [];
   return true;
+}
+
+/** Appends a failure (the first one in an array of its own: a growing empty array reserves 16 slots). */
+function record(ctx: EvalContext, failure: PendingFailure): void {
+  if (ctx.failures === NO_FAILURES) ctx.failures = [failure];
+  else ctx.failures.push(failure);
 }
 
 /** Counts one check; on failure records it with a message built from `must` and `found`. */
@@ -306,8 +324,22 @@ export function report(
 ): void {
   if (!countFailure(ctx, keyword)) return;
   const path = extra === undefined ? ctx.path.slice() : [...ctx.path, extra];
-  ctx.failures.push(new PendingFailure(keyword, schemaPath, expected, found, must, path));
+  record(ctx, new PendingFailure(keyword, schemaPath, expected, found, must, path, null));
 }
+
+/** report() with the `found` text written from a primitive value when the failure is read (see PendingFailure.text). */
+export function reportValue(ctx: EvalContext, keyword: string, schemaPath: string, expected: string, text: FoundText, value: Primitive, must: string): void {
+  if (!countFailure(ctx, keyword)) return;
+  record(ctx, new PendingFailure(keyword, schemaPath, expected, value, must, ctx.path.slice(), text));
+}
+
+/** `found` texts for reportValue(). */
+export const numberText: FoundText = (v) => String(v);
+export const lengthText: FoundText = (v) => 'length ' + stringLength(v as string);
+export const stringText: FoundText = (v) => 'string of length ' + stringLength(v as string);
+export const itemsText: FoundText = (v) => v + ' items';
+export const propertiesText: FoundText = (v) => v + ' properties';
+export const describeText: FoundText = (v) => describe(v);
 
 /**
  * report() for `required`-like keywords: expected is `property 'a'` or
@@ -315,7 +347,7 @@ export function report(
  */
 export function reportMissing(ctx: EvalContext, keyword: string, schemaPath: string, missing: readonly string[]): void {
   if (!countFailure(ctx, keyword)) return;
-  ctx.failures.push(new MissingFailure(keyword, schemaPath, missing, ctx.path.slice()));
+  record(ctx, new MissingFailure(keyword, schemaPath, missing, ctx.path.slice()));
 }
 
 /**

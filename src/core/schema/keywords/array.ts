@@ -6,7 +6,7 @@
  */
 import type { Json } from '../../types.js';
 import { countPass, type KeywordContext, type KeywordDefinition } from '../keyword.js';
-import { Annotations, report, type EvalContext, type Validate } from '../runtime.js';
+import { Annotations, itemsText, report, reportValue, type EvalContext, type Validate } from '../runtime.js';
 
 function count(keyword: string, op: string, cmp: (n: number, l: number) => boolean): KeywordDefinition {
   return {
@@ -23,7 +23,7 @@ function count(keyword: string, op: string, cmp: (n: number, l: number) => boole
         const ok = cmp(n, limit);
         if (ok) {
           countPass(ctx);
-        } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, `${n} items`, must);
+        } else if (ctx.silent === 0) reportValue(ctx, keyword, sp, expected, itemsText, n, must);
         return ok;
       };
     },
@@ -122,7 +122,7 @@ function rest(k: KeywordContext, keyword: string, value: Json, from: number, seg
       const ok = n <= from;
       if (ok) {
         countPass(ctx);
-      } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, `${n} items`, must);
+      } else if (ctx.silent === 0) reportValue(ctx, keyword, sp, expected, itemsText, n, must);
       return ok;
     };
   }

@@ -4,7 +4,7 @@
  * runs them only for numeric instances), one check each.
  */
 import { countPass, type KeywordDefinition } from '../keyword.js';
-import { report } from '../runtime.js';
+import { numberText, reportValue } from '../runtime.js';
 
 type Cmp = (a: number, b: number) => boolean;
 
@@ -22,7 +22,7 @@ function bound(keyword: string, op: string, cmp: Cmp): KeywordDefinition {
         const ok = cmp(data as number, limit);
         if (ok) {
           countPass(ctx);
-        } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, String(data), must);
+        } else if (ctx.silent === 0) reportValue(ctx, keyword, sp, expected, numberText, data as number, must);
         return ok;
       };
     },
@@ -105,7 +105,7 @@ export const multipleOfKeyword: KeywordDefinition = {
       const ok = test(data as number);
       if (ok) {
         countPass(ctx);
-      } else if (ctx.silent === 0) report(ctx, 'multipleOf', sp, expected, String(data), must);
+      } else if (ctx.silent === 0) reportValue(ctx, 'multipleOf', sp, expected, numberText, data as number, must);
       return ok;
     };
   },

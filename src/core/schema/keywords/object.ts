@@ -7,7 +7,7 @@
  */
 import type { Json, JsonObject } from '../../types.js';
 import { countPass, type KeywordContext, type KeywordDefinition } from '../keyword.js';
-import { has, matchCounted, PathSegment, PROTO_KEYS, quoteList, report, reportMissing, type EvalContext, type Validate } from '../runtime.js';
+import { has, matchCounted, PathSegment, propertiesText, PROTO_KEYS, quoteList, report, reportMissing, reportValue, type EvalContext, type Validate } from '../runtime.js';
 import { patternOf } from './string.js';
 
 function isStringArray(v: Json): v is string[] {
@@ -53,7 +53,7 @@ function propCount(keyword: string, op: string, cmp: (n: number, l: number) => b
         const ok = cmp(n, limit);
         if (ok) {
           countPass(ctx);
-        } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, `${n} properties`, must);
+        } else if (ctx.silent === 0) reportValue(ctx, keyword, sp, expected, propertiesText, n, must);
         return ok;
       };
     },

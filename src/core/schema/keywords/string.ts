@@ -10,7 +10,7 @@ import { SchemaCompileError } from '../engine.js';
 import { isAllocationFailure } from '../exhaustion.js';
 import type { CompileState } from '../keyword.js';
 import { unknownFormatWarning } from '../unknown.js';
-import { countedLength, matchCounted, report, stringLength, type WeightedPattern } from '../runtime.js';
+import { countedLength, lengthText, matchCounted, reportValue, stringText, type WeightedPattern } from '../runtime.js';
 
 function length(keyword: string, op: string, min: boolean): KeywordDefinition {
   return {
@@ -30,7 +30,7 @@ function length(keyword: string, op: string, min: boolean): KeywordDefinition {
         else ok = s.length <= limit || countedLength(s, ctx) <= limit;
         if (ok) {
           countPass(ctx);
-        } else if (ctx.silent === 0) report(ctx, keyword, sp, expected, `length ${stringLength(s)}`, must);
+        } else if (ctx.silent === 0) reportValue(ctx, keyword, sp, expected, lengthText, s, must);
         return ok;
       };
     },
@@ -101,7 +101,7 @@ export const patternKeyword: KeywordDefinition = {
       const ok = matchCounted(re, data as string, ctx, sp);
       if (ok) {
         countPass(ctx);
-      } else if (ctx.silent === 0) report(ctx, 'pattern', sp, expected, `string of length ${stringLength(data as string)}`, must);
+      } else if (ctx.silent === 0) reportValue(ctx, 'pattern', sp, expected, stringText, data as string, must);
       return ok;
     };
   },
@@ -130,7 +130,7 @@ export const formatKeyword: KeywordDefinition = {
       const ok = check(data as string);
       if (ok) {
         countPass(ctx);
-      } else if (ctx.silent === 0) report(ctx, 'format', sp, expected, `string of length ${stringLength(data as string)}`, must);
+      } else if (ctx.silent === 0) reportValue(ctx, 'format', sp, expected, stringText, data as string, must);
       return ok;
     };
   },

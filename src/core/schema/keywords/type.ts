@@ -3,7 +3,7 @@
  */
 import type { Json } from '../../types.js';
 import { countPass, type KeywordDefinition } from '../keyword.js';
-import { describe, foundType, jsonEqual, report } from '../runtime.js';
+import { describe, describeText, foundType, jsonEqual, report, reportValue, type EvalContext } from '../runtime.js';
 
 const TYPES = new Set(['null', 'boolean', 'object', 'array', 'number', 'integer', 'string']);
 
@@ -24,6 +24,12 @@ function typeMatcher(t: string): (v: Json) => boolean {
     default:
       return (v) => typeof v === 'string';
   }
+}
+
+/** enum/const failures: a primitive is described when the failure is read, a container at once (it may change). */
+function reportFound(ctx: EvalContext, keyword: string, sp: string, expected: string, data: Json, must: string): void {
+  if (typeof data !== 'object' || data === null) reportValue(ctx, keyword, sp, expected, describeText, data, must);
+  else report(ctx, keyword, sp, expected, describe(data), must);
 }
 
 export const typeKeyword: KeywordDefinition = {
@@ -111,7 +117,7 @@ export const enumKeyword: KeywordDefinition = {
       }
       if (ok) {
         countPass(ctx);
-      } else if (ctx.silent === 0) report(ctx, 'enum', sp, expected, describe(data), must);
+      } else if (ctx.silent === 0) reportFound(ctx, 'enum', sp, expected, data, must);
       return ok;
     };
   },
@@ -130,7 +136,7 @@ export const constKeyword: KeywordDefinition = {
       const ok = jsonEqual(c, data);
       if (ok) {
         countPass(ctx);
-      } else if (ctx.silent === 0) report(ctx, 'const', sp, expected, describe(data), must);
+      } else if (ctx.silent === 0) reportFound(ctx, 'const', sp, expected, data, must);
       return ok;
     };
   },
