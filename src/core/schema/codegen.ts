@@ -157,13 +157,22 @@ class Generator {
     this.emit(`}`);
   }
 
-  /** The failure branch of check(): stop when silent, else re-run the check through its closure, which reports. */
+  /**
+   * The failure branch of check(): stop when silent, else re-run the check
+   * through its closure, which reports. An assertion reports at the location it
+   * is given, so its instance path is handed over as a new array (ctx.at)
+   * rather than pushed onto ctx.path and copied from there.
+   */
   private failure(charges: boolean, fn: Validate, data: string, segs: string[]): void {
     const f = this.v(fn);
     // silent: stop with the charges made so far; else the closure re-charges from before the test
     this.emit(`  if (!s) { ctx.steps = st; return false; } ok = false; ctx.steps = ${charges ? 'S' : 'st'};`);
-    if (segs.length > 0) this.emit(`  ctx.path.push(${segs.join(', ')}); ${f}(${data}, ctx, null); ${pops(segs.length)}`);
-    else this.emit(`  ${f}(${data}, ctx, null);`);
+    if (segs.length > 0) {
+      const list = segs.join(', ');
+      this.emit(`  ctx.at = ctx.path.length === 0 ? [${list}] : ctx.path.concat([${list}]); ${f}(${data}, ctx, null); ctx.at = null;`);
+    } else {
+      this.emit(`  ${f}(${data}, ctx, null);`);
+    }
     this.emit(`  st = ctx.steps;`);
   }
 

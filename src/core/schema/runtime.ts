@@ -124,6 +124,11 @@ export class EvalContext {
   failures: PendingFailure[] = NO_FAILURES;
   /** Keys and indices from the root to the current instance location. */
   path: PathEntry[] = [];
+  /**
+   * The instance path of the check being reported, already copied, when generated
+   * code knows it (see codegen.ts failure()); null: take a copy of `path`.
+   */
+  at: readonly PathEntry[] | null = null;
   /** Dynamic scope: resources entered, outermost first. */
   dyn: ResourceRecord[] = [];
   /**
@@ -174,6 +179,7 @@ export class EvalContext {
     this.passed = 0;
     this.total = 0;
     this.failures = NO_FAILURES;
+    this.at = null;
     // assigning length is a runtime call even when unchanged
     if (this.path.length !== 0) this.path.length = 0;
     if (this.dyn.length !== 0) this.dyn.length = 0;
@@ -247,22 +253,32 @@ function segment(seg: string | number): string {
  * so the texts do not depend on when they are read.
  */
 export class PendingFailure {
-  constructor(
-    readonly keyword: string,
-    readonly schemaPath: string,
-    readonly expected: string,
-    /** The `found` text, or with `text` the primitive value it is written from. */
-    readonly found: Primitive,
-    /** The message's verb phrase: `<path>: must <must>, found <found>`. */
-    readonly must: string,
-    /** The instance path when the failure was recorded (a copy). */
-    readonly path: readonly PathEntry[],
-    /**
-     * Writes the `found` text from the value when read (see reportValue()):
-     * turning a number into decimal or measuring a string costs more than the rest of the record.
-     */
-    readonly text: FoundText | null,
-  ) {}
+  // `declare`d and assigned in the constructor: a declared class field is first defined
+  // as undefined, then assigned, which costs a few ns per failure
+  declare readonly keyword: string;
+  declare readonly schemaPath: string;
+  declare readonly expected: string;
+  /** The `found` text, or with `text` the primitive value it is written from. */
+  declare readonly found: Primitive;
+  /** The message's verb phrase: `<path>: must <must>, found <found>`. */
+  declare readonly must: string;
+  /** The instance path when the failure was recorded (a copy). */
+  declare readonly path: readonly PathEntry[];
+  /**
+   * Writes the `found` text from the value when read (see reportValue()):
+   * turning a number into decimal or measuring a string costs more than the rest of the record.
+   */
+  declare readonly text: FoundText | null;
+
+  constructor(keyword: string, schemaPath: string, expected: string, found: Primitive, must: string, path: readonly PathEntry[], text: FoundText | null) {
+    this.keyword = keyword;
+    this.schemaPath = schemaPath;
+    this.expected = expected;
+    this.found = found;
+    this.must = must;
+    this.path = path;
+    this.text = text;
+  }
 
   build(): SchemaFailure {
     const instancePath = formatPath(this.path);
@@ -280,8 +296,11 @@ export type FoundText = (value: Primitive) => string;
 
 /** A `required` failure: its expected text lists the missing names (built on read, like the rest). */
 class MissingFailure extends PendingFailure {
-  constructor(keyword: string, schemaPath: string, private readonly missing: readonly string[], path: readonly PathEntry[]) {
+  declare private readonly missing: readonly string[];
+
+  constructor(keyword: string, schemaPath: string, missing: readonly string[], path: readonly PathEntry[]) {
     super(keyword, schemaPath, '', 'missing', '', path, null);
+    this.missing = missing;
   }
 
   override build(): SchemaFailure {
@@ -323,14 +342,14 @@ export function report(
   extra?: string | number,
 ): void {
   if (!countFailure(ctx, keyword)) return;
-  const path = extra === undefined ? ctx.path.slice() : [...ctx.path, extra];
+  const path = extra !== undefined ? [...ctx.path, extra] : ctx.at !== null ? ctx.at : ctx.path.slice();
   record(ctx, new PendingFailure(keyword, schemaPath, expected, found, must, path, null));
 }
 
 /** report() with the `found` text written from a primitive value when the failure is read (see PendingFailure.text). */
 export function reportValue(ctx: EvalContext, keyword: string, schemaPath: string, expected: string, text: FoundText, value: Primitive, must: string): void {
   if (!countFailure(ctx, keyword)) return;
-  record(ctx, new PendingFailure(keyword, schemaPath, expected, value, must, ctx.path.slice(), text));
+  record(ctx, new PendingFailure(keyword, schemaPath, expected, value, must, ctx.at !== null ? ctx.at : ctx.path.slice(), text));
 }
 
 /** `found` texts for reportValue(). */
@@ -347,7 +366,7 @@ export const describeText: FoundText = (v) => describe(v);
  */
 export function reportMissing(ctx: EvalContext, keyword: string, schemaPath: string, missing: readonly string[]): void {
   if (!countFailure(ctx, keyword)) return;
-  record(ctx, new MissingFailure(keyword, schemaPath, missing, ctx.path.slice()));
+  record(ctx, new MissingFailure(keyword, schemaPath, missing, ctx.at !== null ? ctx.at : ctx.path.slice()));
 }
 
 /**
