@@ -18,7 +18,7 @@ import { createFastPath, fingerprint, type FastPath } from '../src/service/fast-
 import { createInlineRunner } from '../src/service/inline-runner.js';
 import { createConfiguredVerifier, type VerifierConfig } from '../src/service/issuer.js';
 import { createPoolRunner, type PoolRunner } from '../src/service/pool-runner.js';
-import { projectRoot } from './http-helpers.js';
+import { postJson, projectRoot, startApp, tempDir } from './http-helpers.js';
 
 const BASE_URL = 'https://verifier.example.com';
 const SERVICE = 'agent-output-verifier';
@@ -220,5 +220,33 @@ describe('the fingerprint of a schema text', () => {
     const want = await answer(pool(config), compact);
     for (let i = 0; i < 3; i++) expect(await answer(runner, compact)).toBe(want);
     expect(runner.runs()).toMatchObject({ pool: 3, fastPath: { fast: 2 } });
+  });
+});
+
+describe('the service with the fast path on (the default) and off', () => {
+  const metric = (text: string, where: string) => Number(new RegExp(`aov_verify_runs_total\\{where="${where}"\\} (\\d+)`).exec(text)?.[1] ?? NaN);
+
+  it.each([
+    ['on', {}, true],
+    ['off', { VERIFY_FAST_PATH_BYTES: '0' }, false],
+  ] as const)('%s: the same answers, and /metrics says where they ran', async (_name, env, fastOn) => {
+    const tmp = tempDir('aov-fast-');
+    const app = await startApp(tmp.dir, { FREE_ALLOWANCE_PER_DAY: '1000', ...env });
+    try {
+      const bodies: Record<string, unknown>[] = [];
+      for (let i = 0; i < 4; i++) {
+        const r = await postJson(app.base, '/verify/schema', INVOICE);
+        expect(r.status).toBe(200);
+        const { verification_id: _id, verified_at: _at, attestation: _sig, ...rest } = (await r.json()) as Record<string, unknown>;
+        bodies.push(rest);
+      }
+      for (const b of bodies) expect(b).toEqual(bodies[0]);
+      const text = await (await fetch(`${app.base}/metrics`)).text();
+      expect(metric(text, 'pool') + metric(text, 'fast_path')).toBe(4);
+      expect(metric(text, 'fast_path')).toBe(fastOn ? 2 : 0);
+    } finally {
+      await app.close();
+      tmp.cleanup();
+    }
   });
 });
