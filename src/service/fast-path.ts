@@ -199,6 +199,12 @@ export function createFastPath(options: FastPathOptions): FastPath {
 
   // Keys the pool reported as cheap once: the second report compiles (a schema used once never costs a compile here).
   const sightings = new Set<string>();
+  // Keys whose schema was read and refused here (a `\p{…}` class): not read again.
+  const refused = new Set<string>();
+  const refuse = (key: string): void => {
+    if (refused.size >= MAX_SIGHTINGS) refused.clear();
+    refused.add(key);
+  };
   // Token bucket of compiled-size units.
   const rate = options.compileUnitsPerSecond ?? 4 * options.maxCompiledSize;
   let tokens = rate;
@@ -263,7 +269,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
       }
       // Cheap to compile (compiled size) and cheap to evaluate within the budget (steps): an exponential
       // $ref tower compiles small but evaluates in far more steps, and is never compiled here.
-      if (facts.compiledSize > options.maxCompiledSize || facts.steps > options.maxSteps) return;
+      if (facts.compiledSize > options.maxCompiledSize || facts.steps > options.maxSteps || refused.has(facts.key)) return;
       if (!sightings.has(facts.key)) {
         if (sightings.size >= MAX_SIGHTINGS) sightings.clear();
         sightings.add(facts.key);
@@ -280,7 +286,10 @@ export function createFastPath(options: FastPathOptions): FastPath {
         return;
       }
       sightings.delete(facts.key);
-      if (hasPropertyClass(schema)) return;
+      if (hasPropertyClass(schema)) {
+        refuse(facts.key);
+        return;
+      }
       tokens -= facts.compiledSize;
       admitting = true;
       try {
@@ -289,6 +298,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
         remember(source);
       } catch {
         // The worker compiled it, so this does not happen; if it does, the schema simply stays with the pool.
+        refuse(facts.key);
       } finally {
         admitting = false;
       }
