@@ -254,13 +254,21 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
   };
 }
 
-/** A reference cycle that never descends into the instance (V8's stack overflowed): one failed check. */
+/**
+ * A reference cycle that never descends into the instance (V8's stack overflowed): the whole
+ * evaluation is one failed check. What was counted before the overflow is discarded: how far it
+ * got depends on the stack's size (the machine, the thread, closures or generated code), and a
+ * verdict must not (the same request gave 1161/1162 on a first, closure evaluation and 0/1 later).
+ */
 function endlessRecursion(ctx: EvalContext): void {
-  ctx.total++;
-  ctx.failures = [...ctx.failures];
-  ctx.failures.push(
+  ctx.passed = 0;
+  ctx.total = 1;
+  ctx.omitted = 0;
+  ctx.omittedKeywords = [];
+  if (ctx.declared !== null) ctx.declared = [];
+  ctx.failures = [
     new PendingFailure('$ref', '#', 'a schema whose references terminate', 'endless recursion', 'be checkable by a schema whose references terminate', [], null),
-  );
+  ];
 }
 
 function evaluationTooComplex(path: string, max: number): SchemaCompileError {
