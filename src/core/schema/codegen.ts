@@ -3,8 +3,9 @@
  * JavaScript function for the common keywords (type, enum, const, required,
  * properties, items, numeric/string/array bounds, pattern, format), so that
  * property reads are static and counting is a local increment. Everything else
- * is delegated to the keyword's closure, and a failing check is re-run through
- * its closure, which reports it; so failures and counts are identical to the
+ * is delegated to the keyword's closure, and a failing check is reported by
+ * its keyword's reporter (see Reporter in runtime.ts) or re-run through its
+ * closure, which reports it; so failures and counts are identical to the
  * closure path by construction. Used only where no annotations are collected
  * (no unevaluated* at the generated locations, no dynamic scope).
  *
@@ -22,7 +23,7 @@ import { formatSteps, patternOf } from './keywords/string.js';
 import { BoundedPattern } from './keywords/bounded-pattern.js';
 import { getFormat } from './formats/index.js';
 import type { Dialect } from './dialects.js';
-import { PATTERN_CALL_STEPS, PathSegment, PROTO_KEYS, StepLimitError, stringLength, type EvalContext, type Validate } from './runtime.js';
+import { PATTERN_CALL_STEPS, PathSegment, PROTO_KEYS, reporterOf, StepLimitError, stringLength, type EvalContext, type Validate } from './runtime.js';
 
 /** One compiled keyword of a schema object, as the compiler recorded it. */
 export interface CompiledKeyword {
@@ -144,11 +145,12 @@ class Generator {
   }
 
   /**
-   * An inline check: counted locally when it passes, re-run through the closure
-   * (which reports) when it fails. The re-run replaces the inline test's step
-   * charge by the closure's own, so both paths charge exactly the same steps and
-   * a request is over or under the work limit whether or not its schema was
-   * already accelerated.
+   * An inline check: counted locally when it passes; when it fails, recorded by
+   * the keyword's reporter (which charges only the failure, the inline test
+   * having charged the test) or re-run through the closure (which reports, its
+   * charge replacing the inline test's). Either way both paths charge exactly
+   * the same steps, and a request is over or under the work limit whether or
+   * not its schema was already accelerated.
    */
   private check(cond: string, charges: boolean, fn: Validate, data: string, segs: string[], marked = false): void {
     if (charges && !marked) this.emit(`S = st;`);
@@ -164,9 +166,12 @@ class Generator {
    * rather than pushed onto ctx.path and copied from there.
    */
   private failure(charges: boolean, fn: Validate, data: string, segs: string[]): void {
-    const f = this.v(fn);
+    // an assertion with a reporter records its failure without testing again (and
+    // without charging the test again: the inline test charged it)
+    const reporter = reporterOf(fn);
+    const f = this.v(reporter ?? fn);
     // silent: stop with the charges made so far; else the closure re-charges from before the test
-    this.emit(`  if (!s) { ctx.steps = st; return false; } ok = false; ctx.steps = ${charges ? 'S' : 'st'};`);
+    this.emit(`  if (!s) { ctx.steps = st; return false; } ok = false; ctx.steps = ${charges && reporter === undefined ? 'S' : 'st'};`);
     if (segs.length > 0) {
       const list = segs.join(', ');
       this.emit(`  ctx.at = ctx.path.length === 0 ? [${list}] : ctx.path.concat([${list}]); ${f}(${data}, ctx, null); ctx.at = null;`);
@@ -447,7 +452,8 @@ class Generator {
     let factory: (v: unknown[], h: typeof hasOwn) => (d: Json, ctx: EvalContext) => boolean;
     const consts = this.env.values.map((_, i) => `const v${i} = V[${i}];`).join('\n');
     try {
-      factory = new Function('V', 'H', `"use strict";\n${consts}\nreturn function generated(d, ctx) {\n${body}\n};`) as typeof factory;
+      // `ev` unused (always null here), declared so the arity matches every call
+      factory = new Function('V', 'H', `"use strict";\n${consts}\nreturn function generated(d, ctx, ev) {\n${body}\n};`) as typeof factory;
     } catch {
       // Never a reason to fail a request: the closures answer the same, only slower.
       return null;

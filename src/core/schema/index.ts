@@ -211,7 +211,8 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
         compiledSize,
         warnings,
         evaluate(instance: Json, evalOptions?: EvaluateOptions): SchemaEvaluation {
-          if (++evaluations === 2) validate = root.accelerate() ?? validate;
+          // counted up to 2 only (then no store per call)
+          if (evaluations < 2 && ++evaluations === 2) validate = root.accelerate() ?? validate;
           // one context per compiled schema, left clean by each evaluation (a fresh one if re-entered)
           let ctx = spare;
           if (ctx === null) ctx = new EvalContext();

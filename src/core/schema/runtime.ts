@@ -311,6 +311,27 @@ class MissingFailure extends PendingFailure {
   }
 }
 
+/**
+ * Records the failure of an assertion whose test already ran and failed, as
+ * its closure would (same record, same FAILURE_STEPS), without testing again
+ * or charging the test's steps again. Generated code calls it from the failure
+ * branch of an inline test (see codegen.ts), in non-silent mode only.
+ */
+export type Reporter = (data: Json, ctx: EvalContext) => void;
+
+const reporters = new WeakMap<Validate, Reporter>();
+
+/** Registers the reporter of an assertion's closure (see Reporter); returns the closure. */
+export function withReporter(fn: Validate, reporter: Reporter): Validate {
+  reporters.set(fn, reporter);
+  return fn;
+}
+
+/** The reporter registered for an assertion's closure, if any. */
+export function reporterOf(fn: Validate): Reporter | undefined {
+  return reporters.get(fn);
+}
+
 /** Counts one failed check: true when it is to be recorded, false when only counted (past maxFailures). */
 function countFailure(ctx: EvalContext, keyword: string): boolean {
   ctx.total++;

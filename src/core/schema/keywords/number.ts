@@ -4,7 +4,7 @@
  * runs them only for numeric instances), one check each.
  */
 import { countPass, type KeywordDefinition } from '../keyword.js';
-import { numberText, reportValue } from '../runtime.js';
+import { numberText, reportValue, withReporter } from '../runtime.js';
 
 type Cmp = (a: number, b: number) => boolean;
 
@@ -18,13 +18,16 @@ function bound(keyword: string, op: string, cmp: Cmp): KeywordDefinition {
       const sp = k.schemaPath;
       const expected = `${op} ${limit}`;
       const must = `be ${expected}`;
-      return (data, ctx) => {
-        const ok = cmp(data as number, limit);
-        if (ok) {
-          countPass(ctx);
-        } else if (ctx.silent === 0) reportValue(ctx, keyword, sp, expected, numberText, data as number, must);
-        return ok;
-      };
+      return withReporter(
+        (data, ctx) => {
+          const ok = cmp(data as number, limit);
+          if (ok) {
+            countPass(ctx);
+          } else if (ctx.silent === 0) reportValue(ctx, keyword, sp, expected, numberText, data as number, must);
+          return ok;
+        },
+        (data, ctx) => reportValue(ctx, keyword, sp, expected, numberText, data as number, must),
+      );
     },
   };
 }

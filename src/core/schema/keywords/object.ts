@@ -7,7 +7,7 @@
  */
 import type { Json, JsonObject } from '../../types.js';
 import { countPass, type KeywordContext, type KeywordDefinition } from '../keyword.js';
-import { has, matchCounted, PathSegment, propertiesText, PROTO_KEYS, quoteList, report, reportMissing, reportValue, type EvalContext, type Validate } from '../runtime.js';
+import { has, matchCounted, PathSegment, propertiesText, PROTO_KEYS, quoteList, report, reportMissing, reportValue, withReporter, type EvalContext, type Validate } from '../runtime.js';
 import { patternOf } from './string.js';
 
 function isStringArray(v: Json): v is string[] {
@@ -23,17 +23,20 @@ export const requiredKeyword: KeywordDefinition = {
     if (keys.length === 0) return null;
     const sp = k.schemaPath;
     const n = keys.length;
-    return (data, ctx) => {
-      const o = data as JsonObject;
-      for (let i = 0; i < n; i++) {
-        if (!has(o, keys[i])) {
-          if (ctx.silent === 0) reportMissing(ctx, 'required', sp, keys.filter((key) => !has(o, key)));
-          return false;
+    return withReporter(
+      (data, ctx) => {
+        const o = data as JsonObject;
+        for (let i = 0; i < n; i++) {
+          if (!has(o, keys[i])) {
+            if (ctx.silent === 0) reportMissing(ctx, 'required', sp, keys.filter((key) => !has(o, key)));
+            return false;
+          }
         }
-      }
-      countPass(ctx);
-      return true;
-    };
+        countPass(ctx);
+        return true;
+      },
+      (data, ctx) => reportMissing(ctx, 'required', sp, keys.filter((key) => !has(data as JsonObject, key))),
+    );
   },
 };
 

@@ -10,7 +10,7 @@ import { SchemaCompileError } from '../engine.js';
 import { isAllocationFailure } from '../exhaustion.js';
 import type { CompileState } from '../keyword.js';
 import { unknownFormatWarning } from '../unknown.js';
-import { countedLength, lengthText, matchCounted, reportValue, stringText, type WeightedPattern } from '../runtime.js';
+import { countedLength, lengthText, matchCounted, reportValue, stringText, withReporter, type WeightedPattern } from '../runtime.js';
 
 function length(keyword: string, op: string, min: boolean): KeywordDefinition {
   return {
@@ -22,17 +22,20 @@ function length(keyword: string, op: string, min: boolean): KeywordDefinition {
       const sp = k.schemaPath;
       const expected = `length ${op} ${limit}`;
       const must = `have ${expected}`;
-      return (data, ctx) => {
-        const s = data as string;
-        // s.length bounds the code-point count from above and is at most twice it
-        let ok: boolean;
-        if (min) ok = s.length >= limit && (s.length >= 2 * limit || countedLength(s, ctx) >= limit);
-        else ok = s.length <= limit || countedLength(s, ctx) <= limit;
-        if (ok) {
-          countPass(ctx);
-        } else if (ctx.silent === 0) reportValue(ctx, keyword, sp, expected, lengthText, s, must);
-        return ok;
-      };
+      return withReporter(
+        (data, ctx) => {
+          const s = data as string;
+          // s.length bounds the code-point count from above and is at most twice it
+          let ok: boolean;
+          if (min) ok = s.length >= limit && (s.length >= 2 * limit || countedLength(s, ctx) >= limit);
+          else ok = s.length <= limit || countedLength(s, ctx) <= limit;
+          if (ok) {
+            countPass(ctx);
+          } else if (ctx.silent === 0) reportValue(ctx, keyword, sp, expected, lengthText, s, must);
+          return ok;
+        },
+        (data, ctx) => reportValue(ctx, keyword, sp, expected, lengthText, data as string, must),
+      );
     },
   };
 }
@@ -97,13 +100,17 @@ export const patternKeyword: KeywordDefinition = {
     const sp = k.schemaPath;
     const expected = `pattern ${k.value}`;
     const must = `match ${expected}`;
-    return (data, ctx) => {
-      const ok = matchCounted(re, data as string, ctx, sp);
-      if (ok) {
-        countPass(ctx);
-      } else if (ctx.silent === 0) reportValue(ctx, 'pattern', sp, expected, stringText, data as string, must);
-      return ok;
-    };
+    return withReporter(
+      (data, ctx) => {
+        const ok = matchCounted(re, data as string, ctx, sp);
+        if (ok) {
+          countPass(ctx);
+        } else if (ctx.silent === 0) reportValue(ctx, 'pattern', sp, expected, stringText, data as string, must);
+        return ok;
+      },
+      // the match is not run again
+      (data, ctx) => reportValue(ctx, 'pattern', sp, expected, stringText, data as string, must),
+    );
   },
 };
 
@@ -125,13 +132,16 @@ export const formatKeyword: KeywordDefinition = {
     const sp = k.schemaPath;
     const expected = `format ${k.value}`;
     const must = `be a valid ${k.value}`;
-    return (data, ctx) => {
-      ctx.steps += formatSteps(data as string);
-      const ok = check(data as string);
-      if (ok) {
-        countPass(ctx);
-      } else if (ctx.silent === 0) reportValue(ctx, 'format', sp, expected, stringText, data as string, must);
-      return ok;
-    };
+    return withReporter(
+      (data, ctx) => {
+        ctx.steps += formatSteps(data as string);
+        const ok = check(data as string);
+        if (ok) {
+          countPass(ctx);
+        } else if (ctx.silent === 0) reportValue(ctx, 'format', sp, expected, stringText, data as string, must);
+        return ok;
+      },
+      (data, ctx) => reportValue(ctx, 'format', sp, expected, stringText, data as string, must),
+    );
   },
 };

@@ -3,7 +3,7 @@
  */
 import type { Json } from '../../types.js';
 import { countPass, type KeywordDefinition } from '../keyword.js';
-import { describe, describeText, foundType, jsonEqual, report, reportValue, type EvalContext } from '../runtime.js';
+import { describe, describeText, foundType, jsonEqual, report, reportValue, withReporter, type EvalContext, type Validate } from '../runtime.js';
 
 const TYPES = new Set(['null', 'boolean', 'object', 'array', 'number', 'integer', 'string']);
 
@@ -52,31 +52,31 @@ export const typeKeyword: KeywordDefinition = {
       const m = typeMatcher(t);
       // fast paths for the common single types
       if (t === 'string')
-        return (data, ctx) => {
+        return withReporter((data, ctx) => {
           if (typeof data !== 'string') return fail(data, ctx);
           countPass(ctx);
           return true;
-        };
+        }, fail);
       if (t === 'integer')
-        return (data, ctx) => {
+        return withReporter((data, ctx) => {
           if (typeof data !== 'number' || !Number.isInteger(data)) return fail(data, ctx);
           countPass(ctx);
           return true;
-        };
+        }, fail);
       if (t === 'object')
-        return (data, ctx) => {
+        return withReporter((data, ctx) => {
           if (typeof data !== 'object' || data === null || Array.isArray(data)) return fail(data, ctx);
           countPass(ctx);
           return true;
-        };
-      return (data, ctx) => {
+        }, fail);
+      return withReporter((data, ctx) => {
         if (!m(data)) return fail(data, ctx);
         countPass(ctx);
         return true;
-      };
+      }, fail);
     }
     const ms = names.map(typeMatcher);
-    return (data, ctx) => {
+    return withReporter((data, ctx) => {
       for (let i = 0; i < ms.length; i++) {
         if (ms[i](data)) {
           countPass(ctx);
@@ -84,7 +84,7 @@ export const typeKeyword: KeywordDefinition = {
         }
       }
       return fail(data, ctx);
-    };
+    }, fail);
   },
 };
 
@@ -108,7 +108,7 @@ export const enumKeyword: KeywordDefinition = {
     }
     const expected = expectedValues(values);
     const must = `be ${expected}`;
-    return (data, ctx) => {
+    const fn: Validate = (data, ctx) => {
       let ok: boolean;
       if (typeof data !== 'object' || data === null) ok = prim.has(data);
       else {
@@ -120,6 +120,7 @@ export const enumKeyword: KeywordDefinition = {
       } else if (ctx.silent === 0) reportFound(ctx, 'enum', sp, expected, data, must);
       return ok;
     };
+    return withReporter(fn, (data, ctx) => reportFound(ctx, 'enum', sp, expected, data, must));
   },
 };
 
@@ -132,12 +133,13 @@ export const constKeyword: KeywordDefinition = {
     const text = JSON.stringify(c);
     const expected = `value ${text.length > 60 ? text.slice(0, 57) + '...' : text}`;
     const must = `be ${expected}`;
-    return (data, ctx) => {
+    const fn: Validate = (data, ctx) => {
       const ok = jsonEqual(c, data);
       if (ok) {
         countPass(ctx);
       } else if (ctx.silent === 0) reportFound(ctx, 'const', sp, expected, data, must);
       return ok;
     };
+    return withReporter(fn, (data, ctx) => reportFound(ctx, 'const', sp, expected, data, must));
   },
 };
