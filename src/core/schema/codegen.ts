@@ -105,6 +105,8 @@ class Generator {
   /** Schemas being inlined (a recursive `$ref` is called, not inlined). */
   private readonly stack: JsonObject[] = [];
   readonly env: Env = { values: [] };
+  /** Open blocks of checks (see open()): where their count goes, and how many so far. */
+  private readonly blocks: Array<{ line: number; checks: number }> = [];
   /** Constants holding properties of the object `d` in the group being emitted (see group()). */
   private loads: { d: string; names: Map<string, string> } | null = null;
 
@@ -154,9 +156,28 @@ class Generator {
    */
   private check(cond: string, charges: boolean, fn: Validate, data: string, segs: string[], marked = false): void {
     if (charges && !marked) this.emit(`S = st;`);
-    this.emit(`if (${cond}) P++; else {`);
+    // counted as passed with its block (see open()); a failure takes it back
+    this.blocks[this.blocks.length - 1].checks++;
+    this.emit(`if (!(${cond})) {`);
     this.failure(charges, fn, data, segs);
+    this.emit(`  P--;`);
     this.emit(`}`);
+  }
+
+  /**
+   * Starts a block of checks that are all reached once the block is: its checks
+   * are counted as passed with one addition at its start (a failure subtracts
+   * its own), rather than one increment per passing check. `extra` counts a
+   * check that passed just before (a type test that selected the block).
+   */
+  private open(extra = 0): void {
+    this.blocks.push({ line: this.lines.length, checks: extra });
+    this.emit('');
+  }
+
+  private close(): void {
+    const b = this.blocks.pop()!;
+    this.lines[b.line] = b.checks > 0 ? `P += ${b.checks};` : '';
   }
 
   /**
@@ -297,16 +318,20 @@ class Generator {
     const emitAny = (list: CompiledKeyword[]) => {
       for (const k of list) this.keyword(schema, k, d, segs, depth, dialect, at);
     };
+    this.open();
     if (last === undefined || t === undefined) {
       emitAny(any);
+      this.close();
       this.dispatch(schema, byGroup, GROUPS, d, segs, depth, dialect, at);
     } else {
       // `type` last of the type-independent keywords: its test also selects the
       // keywords that apply, so a passing instance is tested for its type once
       emitAny(any.slice(0, -1));
+      this.close();
       const g = GROUP_OF_TYPE[t];
-      this.emit(`if (${this.typeCond(t, d)}) { P++;`);
-      if (g !== undefined) this.group(schema, g, byGroup[g], d, segs, depth, dialect, at);
+      this.emit(`if (${this.typeCond(t, d)}) {`);
+      if (g !== undefined) this.group(schema, g, byGroup[g], d, segs, depth, dialect, at, 1);
+      else this.emit('P++;');
       this.emit('} else {');
       this.failure(false, last.fn, d, segs);
       // a number that is not an integer still gets the number keywords
@@ -336,8 +361,9 @@ class Generator {
    * object, the properties named by `required` and `properties` are read once
    * into constants that both use.
    */
-  private group(schema: JsonObject, g: Group, list: CompiledKeyword[], d: string, segs: string[], depth: number, dialect: Dialect, at: string): void {
+  private group(schema: JsonObject, g: Group, list: CompiledKeyword[], d: string, segs: string[], depth: number, dialect: Dialect, at: string, passed = 0): void {
     const outer = this.loads;
+    this.open(passed);
     if (g === 'object') {
       const names = new Map<string, string>();
       for (const k of list) {
@@ -355,6 +381,7 @@ class Generator {
       this.loads = { d, names };
     }
     for (const k of list) this.keyword(schema, k, d, segs, depth, dialect, at);
+    this.close();
     this.loads = outer;
   }
 
