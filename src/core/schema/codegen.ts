@@ -21,6 +21,7 @@ import type { KeywordGroup } from './keyword.js';
 import { multipleOfTest } from './keywords/number.js';
 import { formatSteps, patternOf } from './keywords/string.js';
 import { BoundedPattern } from './keywords/bounded-pattern.js';
+import { simplePatternMatcher } from './simple-pattern.js';
 import { getFormat } from './formats/index.js';
 import type { Dialect } from './dialects.js';
 import { PATTERN_CALL_STEPS, PathSegment, PROTO_KEYS, reporterOf, StepLimitError, stringLength, type EvalContext, type Validate } from './runtime.js';
@@ -256,8 +257,10 @@ class Generator {
         const path = `${at}/pattern`;
         const p = patternOf(value as string, path);
         const charge = `(st += ${PATTERN_CALL_STEPS} + ${p.weight} * (${d}.length + 1)) > M`;
-        // a native pattern's RegExp is called directly (no wrapper call per string)
-        const test = p instanceof BoundedPattern ? `${this.v(p.regexp)}.test(${d})` : `${this.v(p)}.test(${d})`;
+        // a fixed-shape pattern is a loop over char codes; another native pattern's RegExp is called directly
+        const simple = p instanceof BoundedPattern ? simplePatternMatcher(value as string) : null;
+        const test =
+          simple !== null ? `${this.v(simple)}(${d})` : p instanceof BoundedPattern ? `${this.v(p.regexp)}.test(${d})` : `${this.v(p)}.test(${d})`;
         return `(${charge} ? ${this.v(stepLimit)}(${JSON.stringify(path)}) : ${test})`;
       }
       case 'format': {
