@@ -21,8 +21,35 @@ interface Database {
   prepare(sql: string): Statement;
 }
 
+/**
+ * The append transaction as CommonJS source (a function of a better-sqlite3 connection): the
+ * compare-and-swap on the tree size, the entries, the nodes, the dequeue and the new head, all or
+ * nothing. Evaluated by this module's appender thread and by the SQLite writer thread
+ * (sqlite-offload.ts), which commits appends on the same connection as the receipts, so the two
+ * never wait for each other's write lock.
+ */
+export const LOG_APPEND_SOURCE = `
+function createLogAppend(db) {
+  const size = db.prepare('SELECT size FROM log_head WHERE id = 1');
+  const insEntry = db.prepare('INSERT INTO log_entries (idx, verification_id, entry) VALUES (?, ?, ?)');
+  const insNode = db.prepare('INSERT INTO log_nodes (level, idx, hash) VALUES (?, ?, ?)');
+  const deq = db.prepare('DELETE FROM log_queue WHERE seq = ?');
+  const head = db.prepare('UPDATE log_head SET size = ?, root = ?, note = ?, updated_at = ? WHERE id = 1');
+  return db.transaction((b) => {
+    if (size.get().size !== b.expectedSize) return false;
+    for (const e of b.entries) insEntry.run(e.index, e.verificationId, e.entry);
+    for (const n of b.nodes) insNode.run(n.level, n.index, Buffer.from(n.hash));
+    for (const s of b.dequeue) {
+      if (deq.run(s).changes !== 1) throw new Error('log queue row ' + s + ' is gone: another sequencer took it');
+    }
+    head.run(b.head.size, Buffer.from(b.head.root), b.head.note, new Date().toISOString());
+    return true;
+  });
+}
+`;
+
 // Plain CommonJS evaluated in the worker, like the receipt writer in sqlite-offload.ts.
-const APPENDER_SOURCE = `
+const APPENDER_SOURCE = LOG_APPEND_SOURCE + `
 const { parentPort, workerData } = require('node:worker_threads');
 const fs = require('node:fs');
 const Database = require(workerData.driver);
@@ -36,21 +63,7 @@ db.pragma('journal_mode = WAL');
 db.pragma('synchronous = NORMAL');
 db.pragma('wal_autocheckpoint = 0');
 const walFile = workerData.file + '-wal';
-const size = db.prepare('SELECT size FROM log_head WHERE id = 1');
-const insEntry = db.prepare('INSERT INTO log_entries (idx, verification_id, entry) VALUES (?, ?, ?)');
-const insNode = db.prepare('INSERT INTO log_nodes (level, idx, hash) VALUES (?, ?, ?)');
-const deq = db.prepare('DELETE FROM log_queue WHERE seq = ?');
-const head = db.prepare('UPDATE log_head SET size = ?, root = ?, note = ?, updated_at = ? WHERE id = 1');
-const append = db.transaction((b) => {
-  if (size.get().size !== b.expectedSize) return false;
-  for (const e of b.entries) insEntry.run(e.index, e.verificationId, e.entry);
-  for (const n of b.nodes) insNode.run(n.level, n.index, Buffer.from(n.hash));
-  for (const s of b.dequeue) {
-    if (deq.run(s).changes !== 1) throw new Error('log queue row ' + s + ' is gone: another sequencer took it');
-  }
-  head.run(b.head.size, Buffer.from(b.head.root), b.head.note, new Date().toISOString());
-  return true;
-});
+const append = createLogAppend(db);
 function syncWal(done) {
   fs.open(walFile, 'r', (e, fd) => {
     if (e) return done(e);

@@ -13,6 +13,8 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { allowanceState, assertDay, assertLimit, assertUnits, receiptValues } from './common.js';
 import { createSqliteStore } from './sqlite.js';
+import { LOG_APPEND_SOURCE } from './log-sqlite.js';
+import type { LogAppendBatch } from './log-store.js';
 import { SQLITE_WRITE_SQL } from './sqlite-sql.js';
 import type { SqliteStore, SqliteStoreOptions } from './sqlite.js';
 import type { AllowanceState, ReceiptRecord } from './store.js';
@@ -31,7 +33,7 @@ export type SqliteOffloadStoreOptions = Omit<SqliteStoreOptions, 'groupCommit'>;
 // Allowance and refund writes are answered right after their commit, without waiting for a sync: they are just
 // as atomic and exact (single statements under the write lock, across processes too), and the next receipt's
 // sync makes them durable as well; a power cut can at worst forget a few counted free calls, which is harmless.
-const WORKER_SOURCE = `
+const WORKER_SOURCE = LOG_APPEND_SOURCE + `
 const { parentPort, workerData } = require('node:worker_threads');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -56,6 +58,8 @@ const take = db.prepare(workerData.sql.take);
 const refundUnits = db.prepare(workerData.sql.refundUnits);
 // Nested in the group's transaction this is a savepoint: a batch's receipts are committed together or not at all.
 const saveMany = db.transaction((rows) => { for (const r of rows) insert.run(...r); });
+// Transparency-log appends on this connection too (see log-sqlite.ts): no second writer to wait for.
+const logAppend = createLogAppend(db);
 function run(op) {
   if (op.op === 'consume') {
     const row = consume.get(op.clientKey, op.day, op.limit);
@@ -73,6 +77,7 @@ function run(op) {
   if (op.op === 'refundUnits') { refundUnits.run(op.units, op.clientKey, op.day); return null; }
   if (op.op === 'save') { insert.run(...op.args); return null; }
   if (op.op === 'saveMany') { saveMany(op.rows); return null; }
+  if (op.op === 'logAppend') return logAppend(op.batch);
   throw new Error('unknown operation ' + op.op);
 }
 const failed = (id, e) => ({ id, ok: false, message: String(e && e.message || e), code: e && e.code });
@@ -96,7 +101,7 @@ function startSync() {
   syncFile(walFile, (e) => {
     const finish = (err) => {
       syncing = false;
-      parentPort.postMessage(err ? batch.map((id) => failed(id, err)) : batch.map((id) => ({ id, ok: true, value: null })));
+      parentPort.postMessage(err ? batch.map((s) => failed(s.id, err)) : batch.map((s) => ({ id: s.id, ok: true, value: s.value })));
       startSync();
     };
     if (e || dirSynced) return finish(e);
@@ -135,7 +140,9 @@ function flush() {
       for (const op of ops) {
         try {
           const value = run(op);
-          if ((op.op === 'save' || op.op === 'saveMany') && syncWal) saved.push(op.id);
+          // A log append that took (value true) is answered after the sync whatever the setting: a published
+          // checkpoint must never be lost, or it could be re-signed differently (a fork).
+          if (((op.op === 'save' || op.op === 'saveMany') && syncWal) || (op.op === 'logAppend' && value === true)) saved.push({ id: op.id, value });
           else out.push({ id: op.id, ok: true, value });
         } catch (e) { out.push(failed(op.id, e)); }
       }
@@ -152,7 +159,7 @@ function flush() {
   // Always answered, even when every outcome waits for a sync: the reply also says "send the next batch".
   parentPort.postMessage({ flushed: out });
   if (saved.length > 0) {
-    for (const id of saved) unsynced.push(id);
+    for (const s of saved) unsynced.push(s);
     startSync();
   }
 }
@@ -315,6 +322,10 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
       if (records.length === 0) return;
       const rows = records.map(receiptValues);
       await call({ op: 'saveMany', rows });
+    },
+
+    logAppend(batch: LogAppendBatch): Promise<boolean> {
+      return call<boolean>({ op: 'logAppend', batch });
     },
 
     async health(): Promise<boolean> {
