@@ -346,10 +346,16 @@ function countFailure(ctx: EvalContext, keyword: string): boolean {
   return true;
 }
 
-/** Appends a failure (the first one in an array of its own: a growing empty array reserves 16 slots). */
+/**
+ * Appends a failure. The first two get arrays of their own size: a push that grows
+ * an array reserves 16 more slots, and most failing documents have one or two
+ * failures (a document with two: 136 → 119 ns).
+ */
 function record(ctx: EvalContext, failure: PendingFailure): void {
-  if (ctx.failures === NO_FAILURES) ctx.failures = [failure];
-  else ctx.failures.push(failure);
+  const list = ctx.failures;
+  if (list === NO_FAILURES) ctx.failures = [failure];
+  else if (list.length === 1) ctx.failures = [list[0], failure];
+  else list.push(failure);
 }
 
 /** Counts one check; on failure records it with a message built from `must` and `found`. */
