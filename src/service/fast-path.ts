@@ -30,12 +30,12 @@
  */
 import * as nodeCrypto from 'node:crypto';
 import { parseVerificationRequest } from '../core/request.js';
-import { createSchemaCache, createSchemaEngine, type CompiledSchema, type SchemaEngine } from '../core/schema/index.js';
+import { createSchemaCache, createSchemaEngine, type SchemaEngine } from '../core/schema/index.js';
 import type { Json } from '../core/types.js';
 import { createVerifier, type Verifier } from '../core/verify.js';
 import { draftReceipt, type ReceiptDraft } from '../receipts/issue-receipt.js';
 import type { Presigner } from '../receipts/v1/attestation.js';
-import type { VerifierConfig } from './issuer.js';
+import { withEvaluate, type VerifierConfig } from './issuer.js';
 
 /** What a verification worker reports about the schema of a request it verified. */
 export interface SchemaFacts {
@@ -178,16 +178,11 @@ export function createFastPath(options: FastPathOptions): FastPath {
     compile(schema, compileOptions) {
       if (!admitting) throw NOT_HELD;
       const compiled = engine.compile(schema, compileOptions);
-      return {
-        dialect: compiled.dialect,
-        compiledSize: compiled.compiledSize,
-        warnings: compiled.warnings,
-        evaluate(instance, evalOptions) {
-          const r = compiled.evaluate(instance, evalOptions);
-          if (!r.valid && endlessRecursion(r.failures)) throw STACK_DEPENDENT;
-          return r;
-        },
-      } satisfies CompiledSchema;
+      return withEvaluate(compiled, (instance, evalOptions) => {
+        const r = compiled.evaluate(instance, evalOptions);
+        if (!r.valid && endlessRecursion(r.failures)) throw STACK_DEPENDENT;
+        return r;
+      });
     },
   };
   const cache = createSchemaCache({ engine: guarded, maxBytes: options.cacheBytes });

@@ -47,21 +47,21 @@ export function createConfiguredVerifier(config: VerifierConfig, hooks: { onEval
   return createVerifier({ engine: schemas, listCap: config.listCap });
 }
 
+/** The same compiled schema with another `evaluate` (to observe or refuse its results). */
+export function withEvaluate(compiled: CompiledSchema, evaluate: CompiledSchema['evaluate']): CompiledSchema {
+  return { dialect: compiled.dialect, compiledSize: compiled.compiledSize, warnings: compiled.warnings, evaluate };
+}
+
 /** The engine, telling `onEvaluated` about every evaluation that finished (the verification workers report its steps). */
 function observed(engine: SchemaEngine, onEvaluated: (evaluation: SchemaEvaluation) => void): SchemaEngine {
   return {
     compile(schema, options) {
       const compiled = engine.compile(schema, options);
-      return {
-        dialect: compiled.dialect,
-        compiledSize: compiled.compiledSize,
-        warnings: compiled.warnings,
-        evaluate(instance, evalOptions) {
-          const evaluation = compiled.evaluate(instance, evalOptions);
-          onEvaluated(evaluation);
-          return evaluation;
-        },
-      } satisfies CompiledSchema;
+      return withEvaluate(compiled, (instance, evalOptions) => {
+        const evaluation = compiled.evaluate(instance, evalOptions);
+        onEvaluated(evaluation);
+        return evaluation;
+      });
     },
   };
 }
