@@ -9,7 +9,7 @@ import { addOperationIds } from './operation-ids.js';
 import { a2aRoutes } from '../a2a/index.js';
 import { createPipelineBackend } from '../a2a/backend.js';
 import { randomUUID } from 'node:crypto';
-import Fastify from 'fastify';
+import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyServerOptions } from 'fastify';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
@@ -109,7 +109,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     // One access-log line per request (below, when it completes) instead of Fastify's two: each line is a
     // synchronous write on the HTTP thread, and the arrival line carries nothing the completion line lacks.
     // The arrival line is still written at `debug`.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
     bodyLimit: config.bodyLimitBytes,
     // A hop count as Fastify applies it (the typings only list the function form): hop 0 is the socket peer.
