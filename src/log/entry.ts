@@ -5,7 +5,6 @@
  * bytes as GET /verifications/{id} serves them, so a receipt holder can prove
  * that its receipt is the one logged and the log reveals nothing new.
  */
-import { canonicalize } from '../receipts/jcs.js';
 import { sha256 } from './merkle.js';
 
 export interface LogEntry {
@@ -45,15 +44,43 @@ export function logEntryOf(record: {
 
 /** The exact entry bytes that are hashed into the tree (UTF-8 of JCS). */
 export function encodeLogEntry(entry: LogEntry): string {
-  return canonicalize({
-    verification_id: entry.verification_id,
-    task_id: entry.task_id,
-    agent_id: entry.agent_id,
-    result: entry.result,
-    overall_ratio: entry.overall_ratio,
-    verified_at: entry.verified_at,
-    receipt_sha256: entry.receipt_sha256,
-  });
+  return entryText(entry.verification_id, entry.task_id, entry.agent_id, entry.result, entry.overall_ratio, entry.verified_at, entry.receipt_sha256);
+}
+
+/**
+ * The RFC 8785 form of an entry, written directly: its seven keys in JCS order (UTF-16 code
+ * units: agent_id < overall_ratio < receipt_sha256 < result < task_id < verification_id <
+ * verified_at), strings and the number as JSON.stringify writes them, which is JCS for a finite
+ * number and a well-formed string (every id went through the strict parser, which refuses lone
+ * surrogates). Self-contained on purpose: the SQLite writer thread evaluates this function's own
+ * source (src/store/sqlite-offload.ts), so both threads encode entries with the same code.
+ */
+export function entryText(
+  verificationId: string,
+  taskId: string,
+  agentId: string | null,
+  result: string,
+  overallRatio: number,
+  verifiedAt: string,
+  receiptSha256: string,
+): string {
+  return (
+    '{"agent_id":' +
+    JSON.stringify(agentId) +
+    ',"overall_ratio":' +
+    JSON.stringify(overallRatio) +
+    ',"receipt_sha256":' +
+    JSON.stringify(receiptSha256) +
+    ',"result":' +
+    JSON.stringify(result) +
+    ',"task_id":' +
+    JSON.stringify(taskId) +
+    ',"verification_id":' +
+    JSON.stringify(verificationId) +
+    ',"verified_at":' +
+    JSON.stringify(verifiedAt) +
+    '}'
+  );
 }
 
 /** Parses entry bytes back; null when they are not an entry of this log. */

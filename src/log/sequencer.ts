@@ -93,9 +93,9 @@ export function createSequencer(options: SequencerOptions): Sequencer {
       for (let i = 0; i < pending.length; i++) {
         if (i > 0 && i % HASH_SLICE === 0) await yieldToLoop();
         const p = pending[i]!;
+        const entry = p.entry ?? (p.record ? encodeLogEntry(logEntryOf(p.record)) : null);
         // A receipt deleted before it was logged leaves an orphan queue row: dropped, never logged.
-        if (!p.record) continue;
-        const entry = encodeLogEntry(logEntryOf(p.record));
+        if (entry === null) continue;
         entries.push({ index: head.size + entries.length, verificationId: p.verificationId, entry });
         leaves.push(leafHash(Buffer.from(entry, 'utf8')));
       }

@@ -21,6 +21,10 @@ interface Database {
   prepare(sql: string): Statement;
 }
 
+/** The queued receipts in storage order, with what their entries need (null columns: the receipt is gone). Param: limit. */
+export const LOG_PENDING_SQL = `SELECT q.seq, q.verification_id AS queued_id, r.verification_id, r.agent_id, r.task_id, r.result, r.overall_ratio, r.verified_at, r.key_version, r.receipt
+       FROM log_queue q LEFT JOIN receipts r ON r.verification_id = q.verification_id ORDER BY q.seq LIMIT ?`;
+
 /**
  * The append transaction as CommonJS source (a function of a better-sqlite3 connection): the
  * compare-and-swap on the tree size, the entries, the nodes, the dequeue and the new head, all or
@@ -95,10 +99,7 @@ export interface SqliteLog extends TransparencyLogStore {
 
 export function createSqliteLog(db: Database, options: SqliteLogOptions): SqliteLog {
   const s = {
-    pending: db.prepare(
-      `SELECT q.seq, q.verification_id AS queued_id, r.verification_id, r.agent_id, r.task_id, r.result, r.overall_ratio, r.verified_at, r.key_version, r.receipt
-       FROM log_queue q LEFT JOIN receipts r ON r.verification_id = q.verification_id ORDER BY q.seq LIMIT ?`,
-    ),
+    pending: db.prepare(LOG_PENDING_SQL),
     head: db.prepare('SELECT size, root, note FROM log_head WHERE id = 1'),
     node: db.prepare('SELECT hash FROM log_nodes WHERE level = ? AND idx = ?'),
     nodeRange: db.prepare('SELECT hash FROM log_nodes WHERE level = ? AND idx >= ? AND idx < ? ORDER BY idx'),

@@ -19,8 +19,10 @@ export interface LogPendingReceipt {
   /** Queue position: storage order. */
   seq: number;
   verificationId: string;
-  /** Null when the receipt row is gone (deleted before it was logged). */
+  /** Null when the receipt row is gone (deleted before it was logged), or when `entry` is given instead. */
   record: ReceiptRecord | null;
+  /** The entry, already encoded by the store (the SQLite writer thread does it); absent: encode it from `record`. */
+  entry?: string;
 }
 
 export interface LogHead {

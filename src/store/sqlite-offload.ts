@@ -13,8 +13,9 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { allowanceState, assertDay, assertLimit, assertUnits, receiptValues } from './common.js';
 import { createSqliteStore } from './sqlite.js';
-import { LOG_APPEND_SOURCE } from './log-sqlite.js';
-import type { LogAppendBatch } from './log-store.js';
+import { LOG_APPEND_SOURCE, LOG_PENDING_SQL } from './log-sqlite.js';
+import type { LogAppendBatch, LogPendingReceipt } from './log-store.js';
+import { entryText } from '../log/entry.js';
 import { SQLITE_WRITE_SQL } from './sqlite-sql.js';
 import type { SqliteStore, SqliteStoreOptions } from './sqlite.js';
 import type { AllowanceState, ReceiptRecord } from './store.js';
@@ -33,7 +34,7 @@ export type SqliteOffloadStoreOptions = Omit<SqliteStoreOptions, 'groupCommit'>;
 // Allowance and refund writes are answered right after their commit, without waiting for a sync: they are just
 // as atomic and exact (single statements under the write lock, across processes too), and the next receipt's
 // sync makes them durable as well; a power cut can at worst forget a few counted free calls, which is harmless.
-const WORKER_SOURCE = LOG_APPEND_SOURCE + `
+const WORKER_SOURCE = LOG_APPEND_SOURCE + entryText.toString() + `
 const { parentPort, workerData } = require('node:worker_threads');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -60,6 +61,16 @@ const refundUnits = db.prepare(workerData.sql.refundUnits);
 const saveMany = db.transaction((rows) => { for (const r of rows) insert.run(...r); });
 // Transparency-log appends on this connection too (see log-sqlite.ts): no second writer to wait for.
 const logAppend = createLogAppend(db);
+// The log's queue read here too, each entry encoded and its receipt hashed on this thread (the same
+// entryText as src/log/entry.ts, evaluated from its source) rather than on the HTTP thread.
+const crypto = require('node:crypto');
+const pending = db.prepare(workerData.pendingSql);
+function logPending(limit) {
+  return pending.all(limit).map((r) => r.verification_id === null
+    ? { seq: r.seq, verificationId: r.queued_id, record: null }
+    : { seq: r.seq, verificationId: r.queued_id, record: null, entry: entryText(r.verification_id, r.task_id, r.agent_id, r.result, r.overall_ratio, r.verified_at,
+        crypto.createHash('sha256').update(r.receipt, 'utf8').digest('hex')) });
+}
 function run(op) {
   if (op.op === 'consume') {
     const row = consume.get(op.clientKey, op.day, op.limit);
@@ -78,6 +89,7 @@ function run(op) {
   if (op.op === 'save') { insert.run(...op.args); return null; }
   if (op.op === 'saveMany') { saveMany(op.rows); return null; }
   if (op.op === 'logAppend') return logAppend(op.batch);
+  if (op.op === 'logPending') return logPending(op.limit);
   throw new Error('unknown operation ' + op.op);
 }
 const failed = (id, e) => ({ id, ok: false, message: String(e && e.message || e), code: e && e.code });
@@ -206,7 +218,7 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
     synchronous: options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL',
   };
   const identity = base.fileIdentity();
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ...connection, sql: SQLITE_WRITE_SQL, identity } });
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ...connection, sql: SQLITE_WRITE_SQL, identity, pendingSql: LOG_PENDING_SQL } });
   // An idle writer must not keep the process alive; pending calls hold their own promises.
   worker.unref();
   const checkpointer = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { ...connection, intervalMs: 200 } });
@@ -326,6 +338,10 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
 
     logAppend(batch: LogAppendBatch): Promise<boolean> {
       return call<boolean>({ op: 'logAppend', batch });
+    },
+
+    logPending(limit: number): Promise<LogPendingReceipt[]> {
+      return call<LogPendingReceipt[]>({ op: 'logPending', limit });
     },
 
     async health(): Promise<boolean> {
