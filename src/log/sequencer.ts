@@ -41,8 +41,9 @@ const MAX_CONFLICTS = 50;
 
 /**
  * Entries hashed between two yields to the event loop. The sequencer shares the HTTP thread: hashing
- * a whole batch (a SHA-256 of every receipt, its entry, its leaf) in one go held requests back for
- * several milliseconds per tick at 1,000 verifications/s; in slices, each pause stays well under one.
+ * a whole batch in one go (its leaves, and where the store does not hand over encoded entries, each
+ * receipt's SHA-256 and entry) held requests back for several milliseconds per tick at 1,000
+ * verifications/s; in slices, each pause stays well under one.
  */
 const HASH_SLICE = 32;
 const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -50,7 +51,7 @@ const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(r
 export function createSequencer(options: SequencerOptions): Sequencer {
   const { store, signer, origin } = options;
   const intervalMs = options.intervalMs ?? 200;
-  // One synchronous read of the queue per append (the SQLite store reads on this thread): bounded, so a
+  // One read of the queue per append, bounded (a store may read it synchronously on this thread), so a
   // backlog after downtime is caught up in many short steps rather than one long stall.
   const batchSize = options.batchSize ?? 256;
   let timer: NodeJS.Timeout | null = null;

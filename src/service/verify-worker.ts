@@ -34,9 +34,9 @@ const keyed: Pick<Verifier, 'evaluate'> = {
   },
 };
 
-// The first `\p{…}` in any pattern scans a string of every code point (about 0.1 s of CPU; it
-// was about a second before that string was decoded natively). Built here, before the worker takes tasks, it never counts against a
-// request's deadline; a replaced worker pays it again at its own start, not a caller.
+// The first `\p{…}` in any pattern scans a string of every code point (about 0.1 s of CPU). Built
+// here, before the worker takes tasks, it never counts against a request's deadline; a replaced
+// worker pays it again at its own start, not a caller.
 try {
   verifier.compile({ type: 'string', pattern: '^\\p{L}*$' }, { schemaKey: 'warm-up' });
 } catch {
