@@ -5,6 +5,8 @@
  * tiles, matches every entry to its receipt's bytes, recomputes every inclusion proof and a consistency proof
  * between two checkpoints by the recursive RFC 6962 definitions, and compares them with what the service serves.
  */
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -105,6 +107,19 @@ describe('transparency log over HTTP', () => {
     const cp = (await (await fetch(`${running.base}/log/consistency?from=${first.size}&to=${c.size}`)).json()) as Record<string, any>;
     expect(mth(leaves.slice(0, first.size)).equals(first.root)).toBe(true);
     expect(cp.consistency_proof).toEqual(subproof(first.size, leaves, true).map((h) => h.toString('base64')));
+    // Only the levels tiles serve are stored (here, below 256 entries, the leaves alone): every proof above
+    // hashed its inner nodes up from them.
+    const Database = createRequire(import.meta.url)('better-sqlite3') as new (f: string, o: { readonly: true }) => {
+      prepare(s: string): { all(): unknown[]; get(): unknown };
+      close(): void;
+    };
+    const db = new Database(join(tmp.dir, 'verifier.db'), { readonly: true });
+    try {
+      expect(db.prepare('SELECT DISTINCT level FROM log_nodes ORDER BY level').all()).toEqual([{ level: 0 }]);
+      expect(db.prepare('SELECT count(*) AS n FROM log_nodes').get()).toEqual({ n: c.size });
+    } finally {
+      db.close();
+    }
   });
 
   it('reputation and the trust score name the checkpoint they were computed at', async () => {

@@ -6,7 +6,7 @@
  */
 import { ApiError, invalidRequest } from '../errors.js';
 import type { LogHead, TransparencyLogStore } from '../store/log-store.js';
-import { consistencyProof, inclusionProof, leafHash, type NodeId } from './merkle.js';
+import { consistencyProof, inclusionProof, leafHash, tileLevelReader } from './merkle.js';
 import { logOrigin, type NoteSigner } from './note.js';
 import { createSequencer, type Sequencer } from './sequencer.js';
 import { encodeEntryBundle, tileExists, TILE_HEIGHT, TILE_WIDTH, type TileRef } from './tiles.js';
@@ -72,7 +72,8 @@ export function createTransparencyLog(options: TransparencyLogOptions): Transpar
   const { store, signer } = options;
   const origin = logOrigin(options.publicBaseUrl);
   const sequencer = createSequencer({ store, signer, origin, intervalMs: options.intervalMs, onError: options.onError });
-  const readNodes = (ids: readonly NodeId[]) => store.logNodes(ids);
+  // The store keeps the tile levels only (see the sequencer); proofs hash the other levels up from them.
+  const readNodes = tileLevelReader((ids) => store.logNodes(ids), TILE_HEIGHT);
 
   async function head(): Promise<LogHead> {
     const h = await store.logHead();

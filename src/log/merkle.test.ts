@@ -17,6 +17,7 @@ import {
   inclusionProof,
   leafHash,
   nodeHash,
+  tileLevelReader,
   treeRoot,
   verifyConsistency,
   verifyInclusion,
@@ -188,3 +189,44 @@ describe('proof properties (random sizes)', () => {
     );
   });
 });
+
+describe('a store that keeps only the tile levels', () => {
+  const leaves = Array.from({ length: 600 }, (_, i) => leafHash(Buffer.from(`leaf ${i}`)));
+  const full = buildTree(leaves, [1, 2, 3, 250, 1, 100, 243]);
+  for (const stride of [2, 3, 8]) {
+    // Only levels 0, stride, 2·stride, … are kept, as the sequencer stores them (stride 8 there).
+    const kept = new Map([...full.nodes].filter(([key]) => Number(key.split('/')[0]) % stride === 0));
+    const keptRead = (ids: readonly NodeId[]) =>
+      ids.map((id) => {
+        const v = kept.get(`${id.level}/${id.index}`);
+        if (!v) throw new Error(`missing node ${id.level}/${id.index}`);
+        return v;
+      });
+    const read = tileLevelReader(keptRead, stride);
+
+    it(`stride ${stride}: every complete node, frontier, root and proof equals the full store's`, async () => {
+      expect(kept.size).toBeLessThan(full.nodes.size);
+      for (const [key, hash] of full.nodes) {
+        const [level, index] = key.split('/').map(Number) as [number, number];
+        expect((await read([{ level, index }]))[0]!.equals(hash)).toBe(true);
+      }
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 1, max: 600 }), fc.nat(), async (size, i) => {
+          const index = i % size;
+          expect(await read(frontierNodes(size))).toEqual(full.read(frontierNodes(size)));
+          expect(await treeRoot(size, read)).toEqual(await treeRoot(size, full.read));
+          expect(await inclusionProof(index, size, read)).toEqual(await inclusionProof(index, size, full.read));
+          const m = 1 + (i % size);
+          expect(await consistencyProof(m, size, read)).toEqual(await consistencyProof(m, size, full.read));
+        }),
+        { numRuns: 200 },
+      );
+    });
+  }
+
+  it('a node whose descendants are not stored is an error, not a wrong hash', async () => {
+    const read = tileLevelReader(full.read, 8);
+    await expect(read([{ level: 3, index: 75 }])).rejects.toThrow(/missing node 0\//);
+  });
+});
+

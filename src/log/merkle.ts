@@ -186,6 +186,38 @@ function consistencyRanges(m: number, n: number): LeafRange[] {
 /** Reads stored node hashes (in the order asked); throws when one is missing. */
 export type NodeReader = (ids: readonly NodeId[]) => Promise<Hash[]> | Hash[];
 
+/**
+ * A reader of every complete node over a store that keeps only the levels a tile holds (multiples
+ * of `stride`, as C2SP tlog-tiles serves them): a node at level b + r (0 < r < stride) is hashed up
+ * from its 2^r descendants at level b, which are complete whenever it is. Storing the other levels
+ * would double the rows the log writes per receipt for nodes that only proofs and the frontier
+ * read, and those are rare and bounded (at most 2^(stride-1) stored hashes per node asked).
+ */
+export function tileLevelReader(read: NodeReader, stride: number): NodeReader {
+  return async (ids) => {
+    const wanted: NodeId[] = [];
+    for (const id of ids) {
+      const width = 2 ** (id.level % stride);
+      const base = id.level - (id.level % stride);
+      for (let i = 0; i < width; i++) wanted.push({ level: base, index: id.index * width + i });
+    }
+    const got = wanted.length > 0 ? await read(wanted) : [];
+    if (got.length !== wanted.length) throw new Error(`node reader returned ${got.length} hashes for ${wanted.length} nodes`);
+    let at = 0;
+    return ids.map((id) => {
+      const width = 2 ** (id.level % stride);
+      let row = got.slice(at, at + width);
+      at += width;
+      while (row.length > 1) {
+        const up: Hash[] = [];
+        for (let i = 0; i < row.length; i += 2) up.push(nodeHash(row[i] as Hash, row[i + 1] as Hash));
+        row = up;
+      }
+      return row[0] as Hash;
+    });
+  };
+}
+
 /** Computes the hashes of leaf ranges, reading all needed nodes in one call. */
 async function rangeHashes(ranges: readonly LeafRange[], read: NodeReader): Promise<Hash[]> {
   const perRange = ranges.map(rangeNodes);

@@ -9,8 +9,9 @@
  * none of it; queued receipts stay queued until a batch that holds them commits.
  */
 import { encodeLogEntry, logEntryOf } from './entry.js';
-import { appendLeaves, frontierNodes, leafHash } from './merkle.js';
+import { appendLeaves, frontierNodes, leafHash, tileLevelReader, type Hash } from './merkle.js';
 import { formatCheckpoint, openCheckpoint, type NoteSigner } from './note.js';
+import { TILE_HEIGHT } from './tiles.js';
 import type { LogHead, TransparencyLogStore } from '../store/log-store.js';
 
 export interface SequencerOptions {
@@ -62,6 +63,11 @@ export function createSequencer(options: SequencerOptions): Sequencer {
   let trustedNote = '';
   /** A note signed by another key is re-signed once per start, never back and forth every tick. */
   let resignedForeign = false;
+  // Only the levels tiles serve are stored (every TILE_HEIGHT-th: leaves, then one node per 256 below it);
+  // a frontier node between them is hashed up from those. The frontier of this sequencer's last append is
+  // kept, so a tick reads no nodes unless another sequencer moved the tree (size and root tell).
+  const readNodes = tileLevelReader((ids) => store.logNodes(ids), TILE_HEIGHT);
+  let last: { size: number; root: Hash; frontier: Hash[] } | null = null;
 
   function noteIsOurs(head: LogHead): boolean {
     if (head.note === '') return false;
@@ -88,7 +94,7 @@ export function createSequencer(options: SequencerOptions): Sequencer {
       }
       if (pending.length === 0 && !resign) return head;
 
-      const frontier = await store.logNodes(frontierNodes(head.size));
+      const frontier = last && last.size === head.size && last.root.equals(head.root) ? last.frontier : await readNodes(frontierNodes(head.size));
       const entries: Array<{ index: number; verificationId: string; entry: string }> = [];
       const leaves: Buffer[] = [];
       for (let i = 0; i < pending.length; i++) {
@@ -103,13 +109,15 @@ export function createSequencer(options: SequencerOptions): Sequencer {
       const grown = appendLeaves(head.size, frontier, leaves);
       const note = signer.sign(formatCheckpoint({ origin, size: grown.size, root: grown.root }));
       const next: LogHead = { size: grown.size, root: grown.root, note };
-      const ok = await store.logAppend({ expectedSize: head.size, entries, nodes: grown.nodes, dequeue: pending.map((p) => p.seq), head: next });
+      const nodes = grown.nodes.filter((n) => n.level % TILE_HEIGHT === 0);
+      const ok = await store.logAppend({ expectedSize: head.size, entries, nodes, dequeue: pending.map((p) => p.seq), head: next });
       if (!ok) {
         // Another sequencer appended first: recompute from its tree.
         if (++conflicts > MAX_CONFLICTS) throw new Error('the log kept moving under this sequencer; will retry');
         continue;
       }
       trustedNote = note;
+      last = { size: grown.size, root: grown.root, frontier: grown.frontier };
       if (pending.length < batchSize) return next;
     }
   }

@@ -2,7 +2,8 @@
  * @module What the stores keep for the transparency log (src/log): a queue of
  * stored receipts not yet in the tree (filled by a trigger in the same
  * transaction as the receipt's insert, so no write path can forget it), the
- * entries and stored Merkle nodes of the tree (append-only), and the head: the
+ * entries and stored Merkle nodes of the tree (append-only; the sequencer stores the
+ * levels tiles serve, every 8th, and proofs hash the others up), and the head: the
  * size, root and signed checkpoint. A batch is appended only if the tree still
  * has the size its writer read (compare-and-swap under the database's write
  * lock), so concurrent sequencers — threads, processes or instances — can
