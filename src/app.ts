@@ -5,7 +5,7 @@
  * builds the HTTP server on top. `close()` stops taking requests, lets in-flight
  * ones finish, then closes the store.
  */
-import { randomUUID } from 'node:crypto';
+import { newVerificationId } from './receipts/verification-id.js';
 import type { FastifyInstance, FastifyPluginAsync, FastifyServerOptions } from 'fastify';
 import type { Config } from './config.js';
 import { computeTrustScore, isTestAgent } from './core/trust-score.js';
@@ -195,7 +195,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       service,
       policy,
       clock,
-      newId: randomUUID,
+      newId: () => newVerificationId(),
       onVerified: (e) => metrics.verifications.inc({ result: e.result, transport: e.transport }),
     });
 

@@ -11,7 +11,7 @@
  * (parseVerifyArgs), options → inputs (one per verdict), input → parsed request
  * (loadRequest), parsed request → response (runVerification or the issuer).
  */
-import { randomUUID } from 'node:crypto';
+import { newVerificationId } from '../receipts/verification-id.js';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { CliIO } from './io.js';
@@ -244,7 +244,7 @@ function loadPartsRequest(opts: VerifyCliOptions, outputFile: string, io: CliIO,
 function runVerification(issuer: Issuer, parsed: ParsedRequest, detail: Detail, now: Date = new Date()): VerificationResponse {
   const hashes = computeHashes(parsed);
   const verdict = issuer.verifier.evaluate(parsed, { schemaKey: hashes.schema_hash });
-  return buildResponse(verdict, { verification_id: randomUUID(), ...hashes, verified_at: rfc3339Seconds(now), verifier_version: VERSION }, detail);
+  return buildResponse(verdict, { verification_id: newVerificationId(now.getTime()), ...hashes, verified_at: rfc3339Seconds(now), verifier_version: VERSION }, detail);
 }
 
 /** The verdict (or error) of one input. */

@@ -5,7 +5,7 @@
  * issuer. One factory for the server, its verification workers and the command
  * line, so all of them verify and sign the same way.
  */
-import { randomUUID } from 'node:crypto';
+import { newVerificationId } from '../receipts/verification-id.js';
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { createSchemaCache, createSchemaEngine, type CompiledSchema, type SchemaEngine, type SchemaEvaluation } from '../core/schema/index.js';
@@ -71,6 +71,6 @@ export function createIssuer(config: IssuerConfig, options: IssuerOptions = {}):
   const keyRing = options.keyRing ?? createKeyRing({ dir: path.join(config.dataDir, 'keys'), clock });
   const verifier = createConfiguredVerifier(config);
   const attestor = createAttestor({ keyRing, serviceName: config.serviceName, baseUrl: config.publicBaseUrl });
-  const issuer = createReceiptIssuer({ verifier, attestor, clock, newId: randomUUID, verifierVersion: VERSION });
+  const issuer = createReceiptIssuer({ verifier, attestor, clock, newId: () => newVerificationId(), verifierVersion: VERSION });
   return { keyRing, verifier, attestor, issuer };
 }
