@@ -94,6 +94,8 @@ export function guardStore<S extends Store>(inner: S, options: StoreGuardOptions
     queuedRefunds: () => refunds.length,
   };
 
+  // One wrapper per method, made on first use: the proxy sits on every store call of every request.
+  const wrappers = new Map<string, { fn: unknown; wrapped: (...a: unknown[]) => unknown }>();
   return new Proxy(inner, {
     get(target, prop, receiver) {
       if (prop === 'readiness' || prop === 'queuedRefunds') return extra[prop];
@@ -108,8 +110,10 @@ export function guardStore<S extends Store>(inner: S, options: StoreGuardOptions
         }
         return value;
       }
+      const known = wrappers.get(prop);
+      if (known && known.fn === value) return known.wrapped;
       const fn = value as (...a: unknown[]) => unknown;
-      return (...args: unknown[]) => {
+      const wrapped = (...args: unknown[]) => {
         // Closed (shutting down): unavailable, like every other way the store can be away.
         if (closed) return Promise.reject(storeUnavailableError('store closed'));
         let out: unknown;
@@ -138,6 +142,8 @@ export function guardStore<S extends Store>(inner: S, options: StoreGuardOptions
           },
         );
       };
+      wrappers.set(prop, { fn: value, wrapped });
+      return wrapped;
     },
   }) as S & GuardedStore;
 }
