@@ -41,35 +41,36 @@ export const DOT: Ranges = complement(LINE_TERMINATORS);
 
 const propertyCache = new Map<string, Ranges>();
 
-/** Every scalar value, in three segments (surrogates excluded), built once on first use of `\p`. */
-let segments: Array<{ text: string; first: number; unit: number }> | undefined;
+/** Scalar values per text scanned: 16,384 (64 KiB of UTF-16 for astral ones). */
+const CHUNK = 1 << 14;
 
-function allCodePoints(): Array<{ text: string; first: number; unit: number }> {
-  if (!segments) {
-    // UTF-16 code units written into one array and decoded natively: String.fromCodePoint over a
-    // million values took ~0.6 s and left ~30 MB of garbage behind (per verification worker).
-    const decoder = new TextDecoder('utf-16le');
-    const bmp = (lo: number, hi: number): string => {
-      const units = new Uint16Array(hi - lo + 1);
-      for (let i = 0; i < units.length; i++) units[i] = lo + i;
-      return decoder.decode(units);
-    };
-    const astral = (): string => {
-      const units = new Uint16Array((MAX_CP - 0x10000 + 1) * 2);
-      for (let cp = 0x10000, i = 0; cp <= MAX_CP; cp++, i += 2) {
-        const v = cp - 0x10000;
-        units[i] = 0xd800 + (v >> 10);
-        units[i + 1] = 0xdc00 + (v & 0x3ff);
+/**
+ * Every scalar value (surrogates excluded) as a series of short texts, each with its first code
+ * point and its UTF-16 units per code point. The units are written into one array and decoded
+ * natively (String.fromCodePoint over a million values took ~0.6 s). Short texts, made again for
+ * each property and dropped after it, rather than the whole range kept as one 4 MB string: scanning
+ * that string grew a verification worker's resident memory by ~25 MB for its first `\p{…}` and
+ * ~16 MB for each further one; in short texts the scan costs the same time and ~8 MB in all.
+ */
+function* scalarTexts(): Generator<{ text: string; first: number; unit: 1 | 2 }> {
+  const decoder = new TextDecoder('utf-16le');
+  const units = new Uint16Array(CHUNK * 2);
+  const planes: Array<[number, number, 1 | 2]> = [[0, 0xd7ff, 1], [0xe000, 0xffff, 1], [0x10000, MAX_CP, 2]];
+  for (const [lo, hi, unit] of planes) {
+    for (let first = lo; first <= hi; first += CHUNK) {
+      const last = Math.min(hi, first + CHUNK - 1);
+      let i = 0;
+      for (let cp = first; cp <= last; cp++) {
+        if (unit === 1) units[i++] = cp;
+        else {
+          const v = cp - 0x10000;
+          units[i++] = 0xd800 + (v >> 10);
+          units[i++] = 0xdc00 + (v & 0x3ff);
+        }
       }
-      return decoder.decode(units);
-    };
-    segments = [
-      { text: bmp(0, 0xd7ff), first: 0, unit: 1 },
-      { text: bmp(0xe000, 0xffff), first: 0xe000, unit: 1 },
-      { text: astral(), first: 0x10000, unit: 2 },
-    ];
+      yield { text: decoder.decode(units.subarray(0, i)), first, unit };
+    }
   }
-  return segments;
 }
 
 /**
@@ -83,7 +84,7 @@ export function propertyRanges(body: string): Ranges {
   const inside = new RegExp(`\\p{${body}}*`, 'uy');
   const outside = new RegExp(`\\P{${body}}*`, 'uy');
   const out: Ranges = [];
-  for (const seg of allCodePoints()) {
+  for (const seg of scalarTexts()) {
     let i = 0;
     while (i < seg.text.length) {
       inside.lastIndex = i;
@@ -96,6 +97,7 @@ export function propertyRanges(body: string): Ranges {
       i = outside.lastIndex > i ? outside.lastIndex : i + seg.unit;
     }
   }
+  // Runs that continue across two texts are joined here.
   const ranges = normalize(out);
   propertyCache.set(body, ranges);
   return ranges;
