@@ -1,14 +1,14 @@
 /**
  * @module HTTP operations hygiene, as one plugin applied to every route:
- * security headers (@fastify/helmet: nosniff, frame and referrer policies …;
+ * security headers (helmet's: nosniff, frame and referrer policies …;
  * no global Content-Security-Policy because /docs and the HTML pages set
  * their own per route), CORS for browser callers (@fastify/cors: configurable
  * origins, any by default, never credentials — the API has no cookies), and an
  * optional bearer token in front of /metrics.
  */
 import { timingSafeEqual, createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import fastifyCors from '@fastify/cors';
-import fastifyHelmet from '@fastify/helmet';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { errorBody } from '../errors.js';
 
@@ -27,13 +27,51 @@ const EXPOSED = ['Free-Allowance-Remaining', 'Free-Allowance-Limit', 'Free-Allow
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 
-async function hygiene(app: FastifyInstance, options: HygieneOptions): Promise<void> {
-  await app.register(fastifyHelmet, {
+/** What helmet's middleware does to a response: set a header, or remove one (X-Powered-By). */
+export type HeaderOp = readonly [name: string, value: string | null];
+type HelmetMiddleware = (req: unknown, res: { setHeader(name: string, value: string): void; removeHeader(name: string): void }, next: (err?: unknown) => void) => void;
+// The helmet that @fastify/helmet wraps, resolved from there (the same version, one dependency).
+const helmetRequire = createRequire(createRequire(import.meta.url).resolve('@fastify/helmet'));
+const helmet = helmetRequire('helmet') as (options: object) => HelmetMiddleware;
+
+/** The helmet options of every response (the same as @fastify/helmet would be registered with). */
+export function helmetOptions(https: boolean): object {
+  return {
     contentSecurityPolicy: false,
     // A public API and public documents (agent card, receipts) are meant to be read from other origins.
     crossOriginResourcePolicy: { policy: 'cross-origin' },
     crossOriginEmbedderPolicy: false,
-    strictTransportSecurity: options.https ? { maxAge: 15552000, includeSubDomains: false } : false,
+    strictTransportSecurity: https ? { maxAge: 15552000, includeSubDomains: false } : false,
+  };
+}
+
+/**
+ * The security headers of helmet's middleware, recorded once: its output depends only on the options,
+ * while @fastify/helmet rebuilds the middleware from them on every request (and adds an async hook).
+ */
+export function securityHeaderOps(options: object): HeaderOp[] {
+  const ops: HeaderOp[] = [];
+  const recorder = {
+    setHeader: (name: string, value: string) => void ops.push([name, value]),
+    removeHeader: (name: string) => void ops.push([name, null]),
+  };
+  helmet(options)({}, recorder, (err) => {
+    if (err) throw err instanceof Error ? err : new Error(String(err));
+  });
+  return ops;
+}
+
+async function hygiene(app: FastifyInstance, options: HygieneOptions): Promise<void> {
+  const ops = securityHeaderOps(helmetOptions(options.https));
+  // Set on the raw response, as helmet does, before any route runs (a route may still override one).
+  app.addHook('onRequest', (_request, reply, done) => {
+    const res = reply.raw;
+    for (let i = 0; i < ops.length; i++) {
+      const [name, value] = ops[i];
+      if (value === null) res.removeHeader(name);
+      else res.setHeader(name, value);
+    }
+    done();
   });
   if (options.corsOrigins !== false) {
     await app.register(fastifyCors, {

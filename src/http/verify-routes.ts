@@ -84,11 +84,16 @@ export async function verifyRoutes(app: FastifyInstance, options: VerifyRoutesOp
 
   function admitContext(request: FastifyRequest, operation: Operation): AdmitContext {
     const header = request.headers['payment-signature'];
+    let resource: PaidResource | undefined;
     return {
       transport: 'rest',
       client: { clientKey: options.clientKey(request) },
       payment: payments ? payments.readPaymentSignature(header) : undefined,
-      resource: resourceOf(options.baseUrl, request, operation),
+      // Only a payment policy reads it: built on first use, not for every free request.
+      get resource() {
+        resource ??= resourceOf(options.baseUrl, request, operation);
+        return resource;
+      },
     };
   }
 

@@ -108,7 +108,7 @@ function presignReceipt(
 }
 
 function toDraft({ presigned, facts }: { presigned: Presigned<VerificationResponse>; facts: ReceiptFacts }): ReceiptDraft {
-  return { ...facts, input: presigned.input, unsignedText: JSON.stringify(presigned.unsigned) };
+  return { ...facts, input: presigned.input, unsignedText: presigned.text };
 }
 
 /**

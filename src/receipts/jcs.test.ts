@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { skipUnlessAvailable } from '../../test/requirements.js';
 import canonicalizeLib from 'canonicalize';
-import { canonicalize, canonicalizeWith, JcsError, serializeNumber } from './jcs.js';
+import { canonicalize, canonicalizeWith, canonicalizeWithText, JcsError, serializeNumber } from './jcs.js';
 
 /** The `canonicalize` package (the reference implementation), unwrapped: accepts toJSON, drops undefined. */
 const canonicalizeReference = canonicalizeLib as unknown as (value: unknown) => string | undefined;
@@ -244,6 +244,25 @@ describe('byte-identical to the canonicalize package (differential)', () => {
       { numRuns: 500 },
     );
     expect(() => canonicalizeWith({ a: { b: ['\ud800'] }, verify: 1 }, 'verify', '1')).toThrow(/\.a\.b\[0\] holds a lone surrogate/);
+  });
+  it('canonicalizeWithText gives canonicalize and JSON.stringify of the same value from one walk', () => {
+    const member = fc.jsonValue({ maxDepth: 4, stringUnit: 'binary' });
+    const keys = fc.string({ unit: 'binary', maxLength: 6 });
+    fc.assert(
+      fc.property(fc.dictionary(keys, member, { maxKeys: 60 }), member, (obj, block) => {
+        const value = { ...obj, verify: block } as Record<string, unknown>;
+        expect(canonicalizeWithText(value, 'verify', canonicalize(block), JSON.stringify(block))).toEqual({ canonical: canonicalize(value), json: JSON.stringify(value) });
+      }),
+      { numRuns: 500 },
+    );
+    // Integer-like keys come first in Object.keys (and so in JSON.stringify), in numeric order.
+    const mixed = { b: { z: 1, 10: [{ y: -0, x: 'é\n' }], 2: null }, a: [], verify: { k: 1, c: 2 } };
+    expect(canonicalizeWithText(mixed, 'verify', canonicalize(mixed.verify), JSON.stringify(mixed.verify))).toEqual({
+      canonical: canonicalize(mixed),
+      json: JSON.stringify(mixed),
+    });
+    expect(() => canonicalizeWithText({ a: { b: ['\ud800'] }, verify: 1 }, 'verify', '1', '1')).toThrow(/\.a\.b\[0\] holds a lone surrogate/);
+    expect(() => canonicalizeWithText({ a: [1, undefined], verify: 1 }, 'verify', '1', '1')).toThrow(JcsError);
   });
   it('cyclic values throw JcsError instead of overflowing the stack', () => {
     const a: Record<string, unknown> = {};

@@ -182,6 +182,132 @@ export function canonicalizeWith(value: Record<string, unknown>, presetKey: stri
 }
 
 /**
+ * The JSON.stringify text of the value the last serializeDual call serialized (a second
+ * return value without allocating a pair per node).
+ */
+let dualJson = '';
+
+/**
+ * The canonical form of `value`, and in `dualJson` its JSON.stringify text: the same walk
+ * serves both. Where the canonical form exists, the two differ only in the order of object
+ * members (JSON.stringify follows Object.keys, the same members; leaves are written alike).
+ */
+function serializeDual(value: unknown, depth: number): string {
+  if (typeof value !== 'object' || value === null) {
+    const text = serialize(value, depth);
+    dualJson = text;
+    return text;
+  }
+  if (depth >= MAX_DEPTH) throw new Located('is nested too deeply (or is cyclic)');
+  return Array.isArray(value) ? dualArray(value, depth) : dualObject(value as Record<string, unknown>, depth);
+}
+
+function dualArray(value: unknown[], depth: number): string {
+  const n = value.length;
+  if (n === 0) {
+    dualJson = '[]';
+    return '[]';
+  }
+  let i = 0;
+  try {
+    let out = '[';
+    let json = '[';
+    for (; i < n; i++) {
+      if (!(i in value)) throw new Located('is a hole in an array');
+      if (i > 0) {
+        out += ',';
+        json += ',';
+      }
+      out += serializeDual(value[i], depth + 1);
+      json += dualJson;
+    }
+    dualJson = `${json}]`;
+    return `${out}]`;
+  } catch (e) {
+    if (e instanceof Located) e.segments.push(`[${i}]`);
+    throw e;
+  }
+}
+
+/** Indices of `keys` in UTF-16 code-unit order of the keys (as sortKeys orders them). */
+function sortedOrder(keys: string[]): number[] {
+  const n = keys.length;
+  const order = new Array<number>(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  if (n > 40) return order.sort((a, b) => (keys[a] < keys[b] ? -1 : 1));
+  for (let i = 1; i < n; i++) {
+    const k = order[i];
+    let j = i - 1;
+    while (j >= 0 && keys[order[j]] > keys[k]) {
+      order[j + 1] = order[j];
+      j--;
+    }
+    order[j + 1] = k;
+  }
+  return order;
+}
+
+/** Members serialized once in Object.keys order (the JSON text), then joined again in key order (the canonical one). */
+function dualMembers(value: Record<string, unknown>, depth: number, presetKey: string | null, presetText: string, presetJson: string): string {
+  const keys = Object.keys(value);
+  const n = keys.length;
+  const names = new Array<string>(n);
+  const texts = new Array<string>(n);
+  let key = '';
+  try {
+    let json = '{';
+    for (let i = 0; i < n; i++) {
+      key = keys[i];
+      const name = memberName(key);
+      names[i] = name;
+      if (i > 0) json += ',';
+      json += name;
+      if (key === presetKey) {
+        texts[i] = presetText;
+        json += presetJson;
+      } else {
+        texts[i] = serializeDual(value[key], depth + 1);
+        json += dualJson;
+      }
+    }
+    const order = sortedOrder(keys);
+    let out = '{';
+    for (let j = 0; j < n; j++) {
+      const i = order[j];
+      if (j > 0) out += ',';
+      out += names[i];
+      out += texts[i];
+    }
+    dualJson = `${json}}`;
+    return `${out}}`;
+  } catch (e) {
+    if (e instanceof Located) e.segments.push(`.${key}`);
+    throw e;
+  }
+}
+
+function dualObject(value: Record<string, unknown>, depth: number): string {
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) throw new Located('is not a plain JSON object');
+  return dualMembers(value, depth, null, '', '');
+}
+
+/**
+ * `canonicalizeWith`, and also the JSON.stringify text of `value` (whose `presetKey` member
+ * has the JSON text `presetJson`), from one walk: a response is both signed (canonical form)
+ * and sent as written (its JSON text), and serializing it twice costs more than this.
+ */
+export function canonicalizeWithText(value: Record<string, unknown>, presetKey: string, presetText: string, presetJson: string): { canonical: string; json: string } {
+  try {
+    const canonical = dualMembers(value, 0, presetKey, presetText, presetJson);
+    return { canonical, json: dualJson };
+  } catch (e) {
+    if (!(e instanceof Located)) throw e;
+    throw new JcsError(`JCS: the value at ${e.segments.reverse().join('')} ${e.problem}`);
+  }
+}
+
+/**
  * A number as JCS prints it (ECMAScript Number::toString: `10.0` → `10`,
  * `1e21` → `1e+21`, `-0` → `0`). Throws JcsError for NaN and ±Infinity.
  */

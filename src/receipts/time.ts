@@ -1,8 +1,18 @@
 /** @module RFC 3339 UTC timestamps at whole-second precision, the form of `verified_at` and key validity windows. */
 
+// Every receipt is stamped with this; requests of one second share its text (an invalid date is never cached:
+// NaN equals nothing, so toISOString throws as it would uncached).
+let cachedSecond = Number.NaN;
+let cachedText = '';
+
 /** `2026-01-31T12:00:00Z`: the instant truncated to the second. */
 export function rfc3339Seconds(date: Date): string {
-  return `${date.toISOString().slice(0, 19)}Z`;
+  const second = Math.floor(date.getTime() / 1000);
+  if (second !== cachedSecond) {
+    cachedText = `${date.toISOString().slice(0, 19)}Z`;
+    cachedSecond = second;
+  }
+  return cachedText;
 }
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;

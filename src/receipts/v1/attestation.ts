@@ -6,7 +6,7 @@
  * strings are wire format: a change needs a new version, not an edit.
  */
 import type { KeyRing, SigningKey } from '../key-ring.js';
-import { canonicalize, canonicalizeWith } from '../jcs.js';
+import { canonicalize, canonicalizeWithText } from '../jcs.js';
 import { parseRfc3339 } from '../time.js';
 
 export const ATTESTATION_CONTEXTS = {
@@ -96,6 +96,8 @@ export interface Presigned<T extends Record<string, unknown> = Record<string, un
   unsigned: Omit<T, 'verify' | 'attestation'> & { verify: VerifyBlock };
   /** The exact text to sign (docs/protocol.md#signature). */
   input: string;
+  /** JSON text of `unsigned`, equal to JSON.stringify(unsigned). */
+  text: string;
   keyVersion: string;
   timestamp: string;
 }
@@ -134,7 +136,7 @@ export function createPresigner(options: PresignerOptions): Presigner {
   const publicKeyUrl = `${baseUrl}/.well-known/agent-card.json`;
   const mcpUrl = `${baseUrl}/mcp`;
   // The verify block is the same for every response signed with one key: built and canonicalized once.
-  let cached: { keyVersion: string; block: VerifyBlock; canonical: string } | undefined;
+  let cached: { keyVersion: string; block: VerifyBlock; canonical: string; json: string } | undefined;
   const verifyBlock = (keyVersion: string) => {
     if (cached?.keyVersion !== keyVersion) {
       const block: VerifyBlock = Object.freeze({
@@ -145,7 +147,7 @@ export function createPresigner(options: PresignerOptions): Presigner {
         service: options.serviceName,
         mcp: mcpUrl,
       });
-      cached = { keyVersion, block, canonical: canonicalize(block) };
+      cached = { keyVersion, block, canonical: canonicalize(block), json: JSON.stringify(block) };
     }
     return cached;
   };
@@ -156,7 +158,7 @@ export function createPresigner(options: PresignerOptions): Presigner {
       if (context === 'verify' && 'verified_at' in response && response.verified_at !== timestamp) {
         throw new Error('verified_at must equal the attestation timestamp');
       }
-      const { block, canonical } = verifyBlock(keyVersion);
+      const { block, canonical, json } = verifyBlock(keyVersion);
       // A spread clone keeps V8's fast object layout (copying key by key or deleting would
       // switch a 30-member response to slow dictionary mode, which costs more than the hashing).
       // Re-signing replaces the blocks, and they always come last.
@@ -166,8 +168,10 @@ export function createPresigner(options: PresignerOptions): Presigner {
         unsigned = rest;
       }
       unsigned.verify = block;
-      const input = envelope(canonicalizeWith(unsigned, 'verify', canonical), context, keyVersion, timestamp);
-      return { unsigned: unsigned as Presigned<typeof response>['unsigned'], input, keyVersion, timestamp };
+      // The canonical form to sign and the JSON text to send, from one walk of the response.
+      const both = canonicalizeWithText(unsigned, 'verify', canonical, json);
+      const input = envelope(both.canonical, context, keyVersion, timestamp);
+      return { unsigned: unsigned as Presigned<typeof response>['unsigned'], input, text: both.json, keyVersion, timestamp };
     },
   };
 }
