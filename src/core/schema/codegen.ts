@@ -184,8 +184,8 @@ class Generator {
   /**
    * The failure branch of check(): stop when silent, else re-run the check
    * through its closure, which reports. An assertion reports at the location it
-   * is given, so its instance path is handed over as a new array (ctx.at)
-   * rather than pushed onto ctx.path and copied from there.
+   * is given, so its instance path is handed over as a new array (to its
+   * reporter, or in ctx.at) rather than pushed onto ctx.path and copied from there.
    */
   private failure(charges: boolean, fn: Validate, data: string, segs: string[]): void {
     // an assertion with a reporter records its failure without testing again (and
@@ -196,7 +196,10 @@ class Generator {
     this.emit(`  if (!s) { ctx.steps = st; return false; } ok = false; ctx.steps = ${charges && reporter === undefined ? 'S' : 'st'};`);
     if (segs.length > 0) {
       const list = segs.join(', ');
-      this.emit(`  ctx.at = ctx.path.length === 0 ? [${list}] : ctx.path.concat([${list}]); ${f}(${data}, ctx, null); ctx.at = null;`);
+      const at = `ctx.path.length === 0 ? [${list}] : ctx.path.concat([${list}])`;
+      // a reporter takes the path as an argument; a closure reads it from ctx.at
+      if (reporter !== undefined) this.emit(`  ${f}(${data}, ctx, ${at});`);
+      else this.emit(`  ctx.at = ${at}; ${f}(${data}, ctx, null); ctx.at = null;`);
     } else {
       this.emit(`  ${f}(${data}, ctx, null);`);
     }

@@ -36,7 +36,7 @@ import {
 } from './engine.js';
 import { Compiler } from './compiler.js';
 import { DIALECT_2020, standardDialect } from './dialects.js';
-import { EvalContext, Evaluation, PendingFailure, StepLimitError, formatPath, type Declaration } from './runtime.js';
+import { Check, EvalContext, Evaluation, StepLimitError, formatPath, type Declaration } from './runtime.js';
 import { escapePointerSegment } from './uri.js';
 import { isStackOverflow } from './exhaustion.js';
 
@@ -219,7 +219,7 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
           else spare = null;
           const maxSteps = evalOptions?.maxSteps ?? limits.maxEvaluationSteps;
           ctx.maxSteps = maxSteps;
-          ctx.maxFailures = evalOptions?.maxFailures ?? Infinity;
+          ctx.maxRecords = 3 * (evalOptions?.maxFailures ?? Infinity);
           const collect = evalOptions?.collectUndeclared === true;
           if (collect) ctx.declared = [];
           let valid: boolean;
@@ -255,6 +255,9 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
   };
 }
 
+/** The failure of an evaluation that overflowed the stack (see endlessRecursion()). */
+const ENDLESS_RECURSION = new Check('$ref', '#', 'a schema whose references terminate', 'be checkable by a schema whose references terminate', null);
+
 /**
  * A reference cycle that never descends into the instance (V8's stack overflowed): the whole
  * evaluation is one failed check. What was counted before the overflow is discarded: how far it
@@ -267,9 +270,7 @@ function endlessRecursion(ctx: EvalContext): void {
   ctx.omitted = 0;
   ctx.omittedKeywords = [];
   if (ctx.declared !== null) ctx.declared = [];
-  ctx.failures = [
-    new PendingFailure('$ref', '#', 'a schema whose references terminate', 'endless recursion', 'be checkable by a schema whose references terminate', [], null),
-  ];
+  ctx.failures = [ENDLESS_RECURSION, 'endless recursion', []];
 }
 
 function evaluationTooComplex(path: string, max: number): SchemaCompileError {

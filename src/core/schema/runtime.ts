@@ -81,7 +81,7 @@ export class StepLimitError extends Error {
 
 /** Steps charged per reported failure (building its path and message is the costly part). */
 const FAILURE_STEPS = 100;
-/** Steps charged per failure past EvalContext.maxFailures (only counted). */
+/** Steps charged per failure past EvaluateOptions.maxFailures (only counted). */
 const OMITTED_FAILURE_STEPS = 2;
 
 /** Steps charged before a pattern runs: a fixed part plus its per-character weight. */
@@ -112,7 +112,7 @@ export function countedLength(s: string, ctx: EvalContext): number {
 }
 
 /** Shared empty failure list; replaced by a fresh array on the first failure. */
-export const NO_FAILURES: PendingFailure[] = [];
+export const NO_FAILURES: FailureRecords = [];
 
 /** Mutable state of one `evaluate()` call. */
 export class EvalContext {
@@ -120,8 +120,8 @@ export class EvalContext {
   silent = 0;
   passed = 0;
   total = 0;
-  /** NO_FAILURES (shared, never written) until the first failure. */
-  failures: PendingFailure[] = NO_FAILURES;
+  /** NO_FAILURES (shared, never written) until the first failure; three entries per failure (see Check). */
+  failures: FailureRecords = NO_FAILURES;
   /** Keys and indices from the root to the current instance location. */
   path: PathEntry[] = [];
   /**
@@ -143,8 +143,11 @@ export class EvalContext {
   maxSteps = Infinity;
   /** Generated code may run (off while evaluate() re-runs an evaluation on the closures alone). */
   fast = true;
-  /** Failures built in full; past this many they are only counted (a response lists a few anyway). */
-  maxFailures = Infinity;
+  /**
+   * Entries of `failures` recorded in full, three per failure (EvaluateOptions.maxFailures × 3);
+   * past this many failures are only counted (a response lists a few anyway).
+   */
+  maxRecords = Infinity;
   /** Failures counted but not built, and their keywords in first-seen order. */
   omitted = 0;
   omittedKeywords: string[] = [];
@@ -245,46 +248,44 @@ function segment(seg: string | number): string {
 }
 
 /**
- * A failure as recorded while evaluating: everything its texts are made of, but
- * not the texts. The instance path and the message are joined when
- * SchemaEvaluation.failures is first read, so judging a failing document costs
- * about what judging a passing one does (most of a failure's cost was its strings).
- * Everything it holds is fixed when recorded (strings and a copy of the path),
- * so the texts do not depend on when they are read.
+ * What every failure of one check has in common, fixed when the schema is
+ * compiled: its keyword, schema path, expected text and verb phrase, and how
+ * its `found` text is written. A failure is recorded as three entries of
+ * EvalContext.failures (this descriptor, what was found, the instance path),
+ * so recording one copies nothing of the check and allocates no record.
  */
-export class PendingFailure {
+export class Check {
   // `declare`d and assigned in the constructor: a declared class field is first defined
-  // as undefined, then assigned, which costs a few ns per failure
+  // as undefined, then assigned
   declare readonly keyword: string;
   declare readonly schemaPath: string;
   declare readonly expected: string;
-  /** The `found` text, or with `text` the primitive value it is written from. */
-  declare readonly found: Primitive;
   /** The message's verb phrase: `<path>: must <must>, found <found>`. */
   declare readonly must: string;
-  /** The instance path when the failure was recorded (a copy). */
-  declare readonly path: readonly PathEntry[];
   /**
-   * Writes the `found` text from the value when read (see reportValue()):
-   * turning a number into decimal or measuring a string costs more than the rest of the record.
+   * Writes the `found` text from the primitive value recorded (see reportValue()),
+   * when the failure is read: turning a number into decimal or measuring a string
+   * costs more than recording the failure. null: the recorded value is the text.
    */
   declare readonly text: FoundText | null;
 
-  constructor(keyword: string, schemaPath: string, expected: string, found: Primitive, must: string, path: readonly PathEntry[], text: FoundText | null) {
+  constructor(keyword: string, schemaPath: string, expected: string, must: string, text: FoundText | null) {
     this.keyword = keyword;
     this.schemaPath = schemaPath;
     this.expected = expected;
-    this.found = found;
     this.must = must;
-    this.path = path;
     this.text = text;
   }
 
-  build(): SchemaFailure {
-    const instancePath = formatPath(this.path);
-    const found = this.text === null ? (this.found as string) : this.text(this.found);
+  /**
+   * The failure's texts. Everything recorded is fixed when recorded (strings,
+   * primitives and a copy of the path), so they do not depend on when they are read.
+   */
+  build(found: unknown, path: readonly PathEntry[]): SchemaFailure {
+    const instancePath = formatPath(path);
+    const f = this.text === null ? (found as string) : this.text(found as Primitive);
     const { keyword, schemaPath, expected, must } = this;
-    return { keyword, instancePath, schemaPath, expected, found, message: instancePath + ': must ' + must + ', found ' + found };
+    return { keyword, instancePath, schemaPath, expected, found: f, message: instancePath + ': must ' + must + ', found ' + f };
   }
 }
 
@@ -294,30 +295,32 @@ export type Primitive = string | number | boolean | null;
 /** Writes a failure's `found` text from the primitive it found. */
 export type FoundText = (value: Primitive) => string;
 
-/** A `required` failure: its expected text lists the missing names (built on read, like the rest). */
-class MissingFailure extends PendingFailure {
-  declare private readonly missing: readonly string[];
-
-  constructor(keyword: string, schemaPath: string, missing: readonly string[], path: readonly PathEntry[]) {
-    super(keyword, schemaPath, '', 'missing', '', path, null);
-    this.missing = missing;
+/** A `required`-like check: what is recorded is the list of missing names, its expected text is built from them. */
+export class MissingCheck extends Check {
+  constructor(keyword: string, schemaPath: string) {
+    super(keyword, schemaPath, '', '', null);
   }
 
-  override build(): SchemaFailure {
-    const expected = this.missing.length === 1 ? `property ${quoteList(this.missing)}` : `properties ${quoteList(this.missing)}`;
-    const instancePath = formatPath(this.path);
+  override build(found: unknown, path: readonly PathEntry[]): SchemaFailure {
+    const missing = found as readonly string[];
+    const expected = missing.length === 1 ? `property ${quoteList(missing)}` : `properties ${quoteList(missing)}`;
+    const instancePath = formatPath(path);
     const { keyword, schemaPath } = this;
     return { keyword, instancePath, schemaPath, expected, found: 'missing', message: `${instancePath}: must have ${expected}, found missing` };
   }
 }
 
+/** Failures as recorded: flat triples (Check, what was found, instance path); see Check. */
+export type FailureRecords = unknown[];
+
 /**
  * Records the failure of an assertion whose test already ran and failed, as
  * its closure would (same record, same FAILURE_STEPS), without testing again
  * or charging the test's steps again. Generated code calls it from the failure
- * branch of an inline test (see codegen.ts), in non-silent mode only.
+ * branch of an inline test (see codegen.ts), in non-silent mode only, with the
+ * instance path of the check as a new array (null: the context's path, copied).
  */
-export type Reporter = (data: Json, ctx: EvalContext) => void;
+export type Reporter = (data: Json, ctx: EvalContext, path: readonly PathEntry[] | null) => void;
 
 const reporters = new WeakMap<Validate, Reporter>();
 
@@ -335,7 +338,7 @@ export function reporterOf(fn: Validate): Reporter | undefined {
 /** Counts one failed check: true when it is to be recorded, false when only counted (past maxFailures). */
 function countFailure(ctx: EvalContext, keyword: string): boolean {
   ctx.total++;
-  if (ctx.failures.length >= ctx.maxFailures) {
+  if (ctx.failures.length >= ctx.maxRecords) {
     // counted, not built: a failing 1 MiB output costs steps per item, not per message
     ctx.steps += OMITTED_FAILURE_STEPS;
     ctx.omitted++;
@@ -347,15 +350,16 @@ function countFailure(ctx: EvalContext, keyword: string): boolean {
 }
 
 /**
- * Appends a failure. The first two get arrays of their own size: a push that grows
- * an array reserves 16 more slots, and most failing documents have one or two
- * failures (a document with two: 136 → 119 ns).
+ * Appends a failure (three entries, see Check). The first two get arrays of their
+ * own size: a push that grows an array reserves 16 more slots, and most failing
+ * documents have one or two failures.
  */
-function record(ctx: EvalContext, failure: PendingFailure): void {
+function record(ctx: EvalContext, check: Check, found: unknown, path: readonly PathEntry[] | null): void {
+  const p = path !== null ? path : ctx.at !== null ? ctx.at : ctx.path.slice();
   const list = ctx.failures;
-  if (list === NO_FAILURES) ctx.failures = [failure];
-  else if (list.length === 1) ctx.failures = [list[0], failure];
-  else list.push(failure);
+  if (list === NO_FAILURES) ctx.failures = [check, found, p];
+  else if (list.length === 3) ctx.failures = [list[0], list[1], list[2], check, found, p];
+  else list.push(check, found, p);
 }
 
 /** Counts one check; on failure records it with a message built from `must` and `found`. */
@@ -369,14 +373,17 @@ export function report(
   extra?: string | number,
 ): void {
   if (!countFailure(ctx, keyword)) return;
-  const path = extra !== undefined ? [...ctx.path, extra] : ctx.at !== null ? ctx.at : ctx.path.slice();
-  record(ctx, new PendingFailure(keyword, schemaPath, expected, found, must, path, null));
+  record(ctx, new Check(keyword, schemaPath, expected, must, null), found, extra !== undefined ? [...ctx.path, extra] : null);
 }
 
-/** report() with the `found` text written from a primitive value when the failure is read (see PendingFailure.text). */
-export function reportValue(ctx: EvalContext, keyword: string, schemaPath: string, expected: string, text: FoundText, value: Primitive, must: string): void {
-  if (!countFailure(ctx, keyword)) return;
-  record(ctx, new PendingFailure(keyword, schemaPath, expected, value, must, ctx.at !== null ? ctx.at : ctx.path.slice(), text));
+/** Records a failure of `check` (whose `text` is null) that found `found`. */
+export function reportText(ctx: EvalContext, check: Check, found: string, path: readonly PathEntry[] | null): void {
+  if (countFailure(ctx, check.keyword)) record(ctx, check, found, path);
+}
+
+/** Records a failure of `check` whose `found` text is written from a primitive value when the failure is read (see Check.text). */
+export function reportValue(ctx: EvalContext, check: Check, value: Primitive, path: readonly PathEntry[] | null): void {
+  if (countFailure(ctx, check.keyword)) record(ctx, check, value, path);
 }
 
 /** `found` texts for reportValue(). */
@@ -388,12 +395,11 @@ export const propertiesText: FoundText = (v) => v + ' properties';
 export const describeText: FoundText = (v) => describe(v);
 
 /**
- * report() for `required`-like keywords: expected is `property 'a'` or
+ * Records a failure of a `required`-like check: expected is `property 'a'` or
  * `properties 'a', 'b'` from the missing names, found is `missing`.
  */
-export function reportMissing(ctx: EvalContext, keyword: string, schemaPath: string, missing: readonly string[]): void {
-  if (!countFailure(ctx, keyword)) return;
-  record(ctx, new MissingFailure(keyword, schemaPath, missing, ctx.at !== null ? ctx.at : ctx.path.slice()));
+export function reportMissing(ctx: EvalContext, check: MissingCheck, missing: readonly string[], path: readonly PathEntry[] | null): void {
+  if (countFailure(ctx, check.keyword)) record(ctx, check, missing, path);
 }
 
 /**
@@ -402,34 +408,37 @@ export function reportMissing(ctx: EvalContext, keyword: string, schemaPath: str
  * toJSON() gives the same plain object as before, failures included.
  */
 export class Evaluation implements SchemaEvaluation {
+  // assigned once in the constructor (see Check)
+  declare valid: boolean;
+  declare passed: number;
+  declare total: number;
+  declare steps: number;
   declare omitted?: number;
   declare omittedKeywords?: string[];
   declare undeclared?: string[];
-  #pending: readonly PendingFailure[];
-  #built: SchemaFailure[] | null = null;
+  /** The failures as recorded (FailureRecords) until first read, then as written out (one field: less to set up per call). */
+  #failures: FailureRecords | SchemaFailure[];
 
-  constructor(
-    public valid: boolean,
-    public passed: number,
-    public total: number,
-    pending: readonly PendingFailure[],
-    public steps: number,
-  ) {
-    this.#pending = pending;
+  constructor(valid: boolean, passed: number, total: number, failures: FailureRecords, steps: number) {
+    this.valid = valid;
+    this.passed = passed;
+    this.total = total;
+    this.steps = steps;
+    this.#failures = failures;
   }
 
   get failures(): SchemaFailure[] {
-    if (this.#built === null) {
-      const p = this.#pending;
-      const out: SchemaFailure[] = new Array(p.length);
-      for (let i = 0; i < p.length; i++) out[i] = p[i].build();
-      this.#built = out;
-    }
-    return this.#built;
+    const p = this.#failures;
+    // recorded failures start with a Check; the shared empty list is never handed out
+    if (p !== NO_FAILURES && !(p[0] instanceof Check)) return p as SchemaFailure[];
+    const out: SchemaFailure[] = new Array(p.length / 3);
+    for (let i = 0, j = 0; i < p.length; i += 3, j++) out[j] = (p[i] as Check).build(p[i + 1], p[i + 2] as readonly PathEntry[]);
+    this.#failures = out;
+    return out;
   }
 
   set failures(list: SchemaFailure[]) {
-    this.#built = list;
+    this.#failures = list;
   }
 
   /** The plain form (JSON, logs): the same keys in the same order as a plain result object. */

@@ -6,7 +6,7 @@
  */
 import type { Json } from '../../types.js';
 import { countPass, type KeywordContext, type KeywordDefinition } from '../keyword.js';
-import { Annotations, itemsText, report, reportValue, type EvalContext, type Validate } from '../runtime.js';
+import { Annotations, Check, itemsText, report, reportValue, withReporter, type EvalContext, type Validate } from '../runtime.js';
 
 function count(keyword: string, op: string, cmp: (n: number, l: number) => boolean): KeywordDefinition {
   return {
@@ -17,15 +17,18 @@ function count(keyword: string, op: string, cmp: (n: number, l: number) => boole
       const limit = k.value;
       const sp = k.schemaPath;
       const expected = `${op} ${limit} items`;
-      const must = `have ${expected}`;
-      return (data, ctx) => {
-        const n = (data as Json[]).length;
-        const ok = cmp(n, limit);
-        if (ok) {
-          countPass(ctx);
-        } else if (ctx.silent === 0) reportValue(ctx, keyword, sp, expected, itemsText, n, must);
-        return ok;
-      };
+      const check = new Check(keyword, sp, expected, `have ${expected}`, itemsText);
+      return withReporter(
+        (data, ctx) => {
+          const n = (data as Json[]).length;
+          const ok = cmp(n, limit);
+          if (ok) {
+            countPass(ctx);
+          } else if (ctx.silent === 0) reportValue(ctx, check, n, null);
+          return ok;
+        },
+        (data, ctx, path) => reportValue(ctx, check, (data as Json[]).length, path),
+      );
     },
   };
 }
@@ -116,13 +119,13 @@ function rest(k: KeywordContext, keyword: string, value: Json, from: number, seg
   if (value === false) {
     const sp = k.pathOf(segments, sibling);
     const expected = from === 0 ? 'no items' : `at most ${from} items`;
-    const must = `have ${expected}`;
+    const check = new Check(keyword, sp, expected, `have ${expected}`, itemsText);
     return (data, ctx) => {
       const n = (data as Json[]).length;
       const ok = n <= from;
       if (ok) {
         countPass(ctx);
-      } else if (ctx.silent === 0) reportValue(ctx, keyword, sp, expected, itemsText, n, must);
+      } else if (ctx.silent === 0) reportValue(ctx, check, n, null);
       return ok;
     };
   }

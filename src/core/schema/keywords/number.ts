@@ -4,7 +4,7 @@
  * runs them only for numeric instances), one check each.
  */
 import { countPass, type KeywordDefinition } from '../keyword.js';
-import { numberText, reportValue, withReporter } from '../runtime.js';
+import { Check, numberText, reportValue, withReporter } from '../runtime.js';
 
 type Cmp = (a: number, b: number) => boolean;
 
@@ -17,16 +17,16 @@ function bound(keyword: string, op: string, cmp: Cmp): KeywordDefinition {
       const limit = k.value;
       const sp = k.schemaPath;
       const expected = `${op} ${limit}`;
-      const must = `be ${expected}`;
+      const check = new Check(keyword, sp, expected, `be ${expected}`, numberText);
       return withReporter(
         (data, ctx) => {
           const ok = cmp(data as number, limit);
           if (ok) {
             countPass(ctx);
-          } else if (ctx.silent === 0) reportValue(ctx, keyword, sp, expected, numberText, data as number, must);
+          } else if (ctx.silent === 0) reportValue(ctx, check, data as number, null);
           return ok;
         },
-        (data, ctx) => reportValue(ctx, keyword, sp, expected, numberText, data as number, must),
+        (data, ctx, path) => reportValue(ctx, check, data as number, path),
       );
     },
   };
@@ -102,14 +102,17 @@ export const multipleOfKeyword: KeywordDefinition = {
     const m = k.value;
     const sp = k.schemaPath;
     const expected = `multiple of ${m}`;
-    const must = `be a ${expected}`;
+    const check = new Check('multipleOf', sp, expected, `be a ${expected}`, numberText);
     const test = multipleOfTest(m);
-    return (data, ctx) => {
-      const ok = test(data as number);
-      if (ok) {
-        countPass(ctx);
-      } else if (ctx.silent === 0) reportValue(ctx, 'multipleOf', sp, expected, numberText, data as number, must);
-      return ok;
-    };
+    return withReporter(
+      (data, ctx) => {
+        const ok = test(data as number);
+        if (ok) {
+          countPass(ctx);
+        } else if (ctx.silent === 0) reportValue(ctx, check, data as number, null);
+        return ok;
+      },
+      (data, ctx, path) => reportValue(ctx, check, data as number, path),
+    );
   },
 };

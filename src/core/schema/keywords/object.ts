@@ -7,7 +7,7 @@
  */
 import type { Json, JsonObject } from '../../types.js';
 import { countPass, type KeywordContext, type KeywordDefinition } from '../keyword.js';
-import { has, matchCounted, PathSegment, propertiesText, PROTO_KEYS, quoteList, report, reportMissing, reportValue, withReporter, type EvalContext, type Validate } from '../runtime.js';
+import { Check, has, matchCounted, MissingCheck, PathSegment, propertiesText, PROTO_KEYS, quoteList, report, reportMissing, reportValue, withReporter, type EvalContext, type Validate } from '../runtime.js';
 import { patternOf } from './string.js';
 
 function isStringArray(v: Json): v is string[] {
@@ -23,19 +23,20 @@ export const requiredKeyword: KeywordDefinition = {
     if (keys.length === 0) return null;
     const sp = k.schemaPath;
     const n = keys.length;
+    const check = new MissingCheck('required', sp);
     return withReporter(
       (data, ctx) => {
         const o = data as JsonObject;
         for (let i = 0; i < n; i++) {
           if (!has(o, keys[i])) {
-            if (ctx.silent === 0) reportMissing(ctx, 'required', sp, keys.filter((key) => !has(o, key)));
+            if (ctx.silent === 0) reportMissing(ctx, check, keys.filter((key) => !has(o, key)), null);
             return false;
           }
         }
         countPass(ctx);
         return true;
       },
-      (data, ctx) => reportMissing(ctx, 'required', sp, keys.filter((key) => !has(data as JsonObject, key))),
+      (data, ctx, path) => reportMissing(ctx, check, keys.filter((key) => !has(data as JsonObject, key)), path),
     );
   },
 };
@@ -49,14 +50,14 @@ function propCount(keyword: string, op: string, cmp: (n: number, l: number) => b
       const limit = k.value;
       const sp = k.schemaPath;
       const expected = `${op} ${limit} properties`;
-      const must = `have ${expected}`;
+      const check = new Check(keyword, sp, expected, `have ${expected}`, propertiesText);
       return (data, ctx) => {
         const n = Object.keys(data as JsonObject).length;
         ctx.steps += n >> 2;
         const ok = cmp(n, limit);
         if (ok) {
           countPass(ctx);
-        } else if (ctx.silent === 0) reportValue(ctx, keyword, sp, expected, propertiesText, n, must);
+        } else if (ctx.silent === 0) reportValue(ctx, check, n, null);
         return ok;
       };
     },

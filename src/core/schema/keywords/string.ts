@@ -10,7 +10,7 @@ import { SchemaCompileError } from '../engine.js';
 import { isAllocationFailure } from '../exhaustion.js';
 import type { CompileState } from '../keyword.js';
 import { unknownFormatWarning } from '../unknown.js';
-import { countedLength, lengthText, matchCounted, reportValue, stringText, withReporter, type WeightedPattern } from '../runtime.js';
+import { Check, countedLength, lengthText, matchCounted, reportValue, stringText, withReporter, type WeightedPattern } from '../runtime.js';
 
 function length(keyword: string, op: string, min: boolean): KeywordDefinition {
   return {
@@ -21,7 +21,7 @@ function length(keyword: string, op: string, min: boolean): KeywordDefinition {
       const limit = k.value;
       const sp = k.schemaPath;
       const expected = `length ${op} ${limit}`;
-      const must = `have ${expected}`;
+      const check = new Check(keyword, sp, expected, `have ${expected}`, lengthText);
       return withReporter(
         (data, ctx) => {
           const s = data as string;
@@ -31,10 +31,10 @@ function length(keyword: string, op: string, min: boolean): KeywordDefinition {
           else ok = s.length <= limit || countedLength(s, ctx) <= limit;
           if (ok) {
             countPass(ctx);
-          } else if (ctx.silent === 0) reportValue(ctx, keyword, sp, expected, lengthText, s, must);
+          } else if (ctx.silent === 0) reportValue(ctx, check, s, null);
           return ok;
         },
-        (data, ctx) => reportValue(ctx, keyword, sp, expected, lengthText, data as string, must),
+        (data, ctx, path) => reportValue(ctx, check, data as string, path),
       );
     },
   };
@@ -99,17 +99,17 @@ export const patternKeyword: KeywordDefinition = {
     const re = patternOf(k.value, k.schemaPath, k.state);
     const sp = k.schemaPath;
     const expected = `pattern ${k.value}`;
-    const must = `match ${expected}`;
+    const check = new Check('pattern', sp, expected, `match ${expected}`, stringText);
     return withReporter(
       (data, ctx) => {
         const ok = matchCounted(re, data as string, ctx, sp);
         if (ok) {
           countPass(ctx);
-        } else if (ctx.silent === 0) reportValue(ctx, 'pattern', sp, expected, stringText, data as string, must);
+        } else if (ctx.silent === 0) reportValue(ctx, check, data as string, null);
         return ok;
       },
       // the match is not run again
-      (data, ctx) => reportValue(ctx, 'pattern', sp, expected, stringText, data as string, must),
+      (data, ctx, path) => reportValue(ctx, check, data as string, path),
     );
   },
 };
@@ -131,17 +131,17 @@ export const formatKeyword: KeywordDefinition = {
     if (check === undefined) return null;
     const sp = k.schemaPath;
     const expected = `format ${k.value}`;
-    const must = `be a valid ${k.value}`;
+    const failure = new Check('format', sp, expected, `be a valid ${k.value}`, stringText);
     return withReporter(
       (data, ctx) => {
         ctx.steps += formatSteps(data as string);
         const ok = check(data as string);
         if (ok) {
           countPass(ctx);
-        } else if (ctx.silent === 0) reportValue(ctx, 'format', sp, expected, stringText, data as string, must);
+        } else if (ctx.silent === 0) reportValue(ctx, failure, data as string, null);
         return ok;
       },
-      (data, ctx) => reportValue(ctx, 'format', sp, expected, stringText, data as string, must),
+      (data, ctx, path) => reportValue(ctx, failure, data as string, path),
     );
   },
 };

@@ -3,7 +3,7 @@
  */
 import type { Json } from '../../types.js';
 import { countPass, type KeywordDefinition } from '../keyword.js';
-import { describe, describeText, foundType, jsonEqual, report, reportValue, withReporter, type EvalContext, type Validate } from '../runtime.js';
+import { Check, describe, describeText, foundType, jsonEqual, reportText, reportValue, withReporter, type EvalContext, type PathEntry, type Validate } from '../runtime.js';
 
 const TYPES = new Set(['null', 'boolean', 'object', 'array', 'number', 'integer', 'string']);
 
@@ -26,10 +26,19 @@ function typeMatcher(t: string): (v: Json) => boolean {
   }
 }
 
-/** enum/const failures: a primitive is described when the failure is read, a container at once (it may change). */
-function reportFound(ctx: EvalContext, keyword: string, sp: string, expected: string, data: Json, must: string): void {
-  if (typeof data !== 'object' || data === null) reportValue(ctx, keyword, sp, expected, describeText, data, must);
-  else report(ctx, keyword, sp, expected, describe(data), must);
+/**
+ * enum/const failures: a primitive is described when the failure is read (`lazy`), a
+ * container at once (it may change; `now`, the same check with the text as recorded).
+ */
+function reportFound(ctx: EvalContext, lazy: Check, now: Check, data: Json, path: readonly PathEntry[] | null): void {
+  if (typeof data !== 'object' || data === null) reportValue(ctx, lazy, data, path);
+  else reportText(ctx, now, describe(data), path);
+}
+
+/** The two checks reportFound() records with. */
+function foundChecks(keyword: string, sp: string, expected: string): [Check, Check] {
+  const must = `be ${expected}`;
+  return [new Check(keyword, sp, expected, must, describeText), new Check(keyword, sp, expected, must, null)];
 }
 
 export const typeKeyword: KeywordDefinition = {
@@ -42,9 +51,9 @@ export const typeKeyword: KeywordDefinition = {
     const names = list as string[];
     const sp = k.schemaPath;
     const expected = `type ${names.join(' or ')}`;
-    const must = `be ${expected}`;
-    const fail = (data: Json, ctx: Parameters<typeof report>[0]): false => {
-      if (ctx.silent === 0) report(ctx, 'type', sp, expected, foundType(data), must);
+    const check = new Check('type', sp, expected, `be ${expected}`, null);
+    const fail = (data: Json, ctx: EvalContext, path: readonly PathEntry[] | null = null): false => {
+      if (ctx.silent === 0) reportText(ctx, check, foundType(data), path);
       return false;
     };
     if (names.length === 1) {
@@ -106,8 +115,7 @@ export const enumKeyword: KeywordDefinition = {
       if (typeof v === 'object' && v !== null) complex.push(v);
       else prim.add(v);
     }
-    const expected = expectedValues(values);
-    const must = `be ${expected}`;
+    const [lazy, now] = foundChecks('enum', sp, expectedValues(values));
     const fn: Validate = (data, ctx) => {
       let ok: boolean;
       if (typeof data !== 'object' || data === null) ok = prim.has(data);
@@ -117,10 +125,10 @@ export const enumKeyword: KeywordDefinition = {
       }
       if (ok) {
         countPass(ctx);
-      } else if (ctx.silent === 0) reportFound(ctx, 'enum', sp, expected, data, must);
+      } else if (ctx.silent === 0) reportFound(ctx, lazy, now, data, null);
       return ok;
     };
-    return withReporter(fn, (data, ctx) => reportFound(ctx, 'enum', sp, expected, data, must));
+    return withReporter(fn, (data, ctx, path) => reportFound(ctx, lazy, now, data, path));
   },
 };
 
@@ -131,15 +139,14 @@ export const constKeyword: KeywordDefinition = {
     const c = k.value;
     const sp = k.schemaPath;
     const text = JSON.stringify(c);
-    const expected = `value ${text.length > 60 ? text.slice(0, 57) + '...' : text}`;
-    const must = `be ${expected}`;
+    const [lazy, now] = foundChecks('const', sp, `value ${text.length > 60 ? text.slice(0, 57) + '...' : text}`);
     const fn: Validate = (data, ctx) => {
       const ok = jsonEqual(c, data);
       if (ok) {
         countPass(ctx);
-      } else if (ctx.silent === 0) reportFound(ctx, 'const', sp, expected, data, must);
+      } else if (ctx.silent === 0) reportFound(ctx, lazy, now, data, null);
       return ok;
     };
-    return withReporter(fn, (data, ctx) => reportFound(ctx, 'const', sp, expected, data, must));
+    return withReporter(fn, (data, ctx, path) => reportFound(ctx, lazy, now, data, path));
   },
 };
