@@ -63,6 +63,8 @@ function stepLimit(schemaPath: string): never {
   throw new StepLimitError(schemaPath);
 }
 const MAX_DEPTH = 8;
+/** The names generated code gives loop indices (see id('i')); every other segment is a constant `v<n>`. */
+const LOOP_INDEX = /^i\d+$/;
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
@@ -194,14 +196,23 @@ class Generator {
     const f = this.v(reporter ?? fn);
     // silent: stop with the charges made so far; else the closure re-charges from before the test
     this.emit(`  if (!s) { ctx.steps = st; return false; } ok = false; ctx.steps = ${charges && reporter === undefined ? 'S' : 'st'};`);
-    if (segs.length > 0) {
+    if (segs.length > 0 && reporter !== undefined) {
+      // a reporter takes the path below ctx.path as an argument: a constant, with a
+      // hole for the index of the loop it is in (see RecordedPath); a new array only
+      // inside nested loops
+      const loops = segs.filter((x) => LOOP_INDEX.test(x));
+      if (loops.length <= 1) {
+        const template = segs.map((x) => (LOOP_INDEX.test(x) ? null : this.env.values[Number(x.slice(1))]));
+        this.emit(`  ${f}(${data}, ctx, ${this.v(template)}, ${loops.length === 1 ? loops[0] : -1});`);
+      } else {
+        this.emit(`  ${f}(${data}, ctx, [${segs.join(', ')}], -1);`);
+      }
+    } else if (segs.length > 0) {
+      // a closure reads it from ctx.at
       const list = segs.join(', ');
-      const at = `ctx.path.length === 0 ? [${list}] : ctx.path.concat([${list}])`;
-      // a reporter takes the path as an argument; a closure reads it from ctx.at
-      if (reporter !== undefined) this.emit(`  ${f}(${data}, ctx, ${at});`);
-      else this.emit(`  ctx.at = ${at}; ${f}(${data}, ctx, null); ctx.at = null;`);
+      this.emit(`  ctx.at = ctx.path.length === 0 ? [${list}] : ctx.path.concat([${list}]); ${f}(${data}, ctx, null); ctx.at = null;`);
     } else {
-      this.emit(`  ${f}(${data}, ctx, null);`);
+      this.emit(`  ${f}(${data}, ctx, null, -1);`);
     }
     this.emit(`  st = ctx.steps;`);
   }

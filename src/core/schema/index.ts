@@ -219,7 +219,7 @@ export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): Sch
           else spare = null;
           const maxSteps = evalOptions?.maxSteps ?? limits.maxEvaluationSteps;
           ctx.maxSteps = maxSteps;
-          ctx.maxRecords = 3 * (evalOptions?.maxFailures ?? Infinity);
+          ctx.maxRecords = 4 * (evalOptions?.maxFailures ?? Infinity);
           const collect = evalOptions?.collectUndeclared === true;
           if (collect) ctx.declared = [];
           let valid: boolean;
@@ -270,7 +270,7 @@ function endlessRecursion(ctx: EvalContext): void {
   ctx.omitted = 0;
   ctx.omittedKeywords = [];
   if (ctx.declared !== null) ctx.declared = [];
-  ctx.failures = [ENDLESS_RECURSION, 'endless recursion', []];
+  ctx.failures = [ENDLESS_RECURSION, 'endless recursion', [], -1];
 }
 
 function evaluationTooComplex(path: string, max: number): SchemaCompileError {

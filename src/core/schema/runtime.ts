@@ -120,7 +120,7 @@ export class EvalContext {
   silent = 0;
   passed = 0;
   total = 0;
-  /** NO_FAILURES (shared, never written) until the first failure; three entries per failure (see Check). */
+  /** NO_FAILURES (shared, never written) until the first failure; four entries per failure (see FailureRecords). */
   failures: FailureRecords = NO_FAILURES;
   /** Keys and indices from the root to the current instance location. */
   path: PathEntry[] = [];
@@ -144,7 +144,7 @@ export class EvalContext {
   /** Generated code may run (off while evaluate() re-runs an evaluation on the closures alone). */
   fast = true;
   /**
-   * Entries of `failures` recorded in full, three per failure (EvaluateOptions.maxFailures × 3);
+   * Entries of `failures` recorded in full, four per failure (EvaluateOptions.maxFailures × 4);
    * past this many failures are only counted (a response lists a few anyway).
    */
   maxRecords = Infinity;
@@ -250,9 +250,10 @@ function segment(seg: string | number): string {
 /**
  * What every failure of one check has in common, fixed when the schema is
  * compiled: its keyword, schema path, expected text and verb phrase, and how
- * its `found` text is written. A failure is recorded as three entries of
- * EvalContext.failures (this descriptor, what was found, the instance path),
- * so recording one copies nothing of the check and allocates no record.
+ * its `found` text is written. A failure is recorded as four entries of
+ * EvalContext.failures (this descriptor, what was found, the instance path and
+ * an index, see FailureRecords), so recording one copies nothing of the check
+ * and allocates no record.
  */
 export class Check {
   // `declare`d and assigned in the constructor: a declared class field is first defined
@@ -281,8 +282,8 @@ export class Check {
    * The failure's texts. Everything recorded is fixed when recorded (strings,
    * primitives and a copy of the path), so they do not depend on when they are read.
    */
-  build(found: unknown, path: readonly PathEntry[]): SchemaFailure {
-    const instancePath = formatPath(path);
+  build(found: unknown, path: RecordedPath, index: number): SchemaFailure {
+    const instancePath = formatRecorded(path, index);
     const f = this.text === null ? (found as string) : this.text(found as Primitive);
     const { keyword, schemaPath, expected, must } = this;
     return { keyword, instancePath, schemaPath, expected, found: f, message: instancePath + ': must ' + must + ', found ' + f };
@@ -301,26 +302,48 @@ export class MissingCheck extends Check {
     super(keyword, schemaPath, '', '', null);
   }
 
-  override build(found: unknown, path: readonly PathEntry[]): SchemaFailure {
+  override build(found: unknown, path: RecordedPath, index: number): SchemaFailure {
     const missing = found as readonly string[];
     const expected = missing.length === 1 ? `property ${quoteList(missing)}` : `properties ${quoteList(missing)}`;
-    const instancePath = formatPath(path);
+    const instancePath = formatRecorded(path, index);
     const { keyword, schemaPath } = this;
     return { keyword, instancePath, schemaPath, expected, found: 'missing', message: `${instancePath}: must have ${expected}, found missing` };
   }
 }
 
-/** Failures as recorded: flat triples (Check, what was found, instance path); see Check. */
+/**
+ * Failures as recorded: four entries each, the Check, what was found, the instance
+ * path and the array index that fills its hole (see RecordedPath), or -1 for none.
+ */
 export type FailureRecords = unknown[];
+
+/**
+ * A recorded instance path. Generated code records a failure inside a loop
+ * with its location's path as a constant shared by all the failures there, one
+ * entry (null) standing for the item's index, recorded beside it: no array is
+ * allocated per failure. Never written once recorded.
+ */
+export type RecordedPath = ReadonlyArray<PathEntry | null>;
+
+/** `$`-notation of a recorded path, `index` in place of its null entry. */
+function formatRecorded(path: RecordedPath, index: number): string {
+  let s = '$';
+  for (let i = 0; i < path.length; i++) {
+    const seg = path[i];
+    s += seg === null ? '[' + index + ']' : typeof seg === 'object' ? seg.text : segment(seg);
+  }
+  return s;
+}
 
 /**
  * Records the failure of an assertion whose test already ran and failed, as
  * its closure would (same record, same FAILURE_STEPS), without testing again
  * or charging the test's steps again. Generated code calls it from the failure
  * branch of an inline test (see codegen.ts), in non-silent mode only, with the
- * instance path of the check as a new array (null: the context's path, copied).
+ * instance path of the check below the context's path (a RecordedPath and its
+ * index); null: the path is ctx.at, or the context's path.
  */
-export type Reporter = (data: Json, ctx: EvalContext, path: readonly PathEntry[] | null) => void;
+export type Reporter = (data: Json, ctx: EvalContext, path: RecordedPath | null, index: number) => void;
 
 const reporters = new WeakMap<Validate, Reporter>();
 
@@ -350,16 +373,24 @@ function countFailure(ctx: EvalContext, keyword: string): boolean {
 }
 
 /**
- * Appends a failure (three entries, see Check). The first two get arrays of their
- * own size: a push that grows an array reserves 16 more slots, and most failing
- * documents have one or two failures.
+ * Appends a failure (four entries, see FailureRecords). `path` is below the
+ * context's path (null: the path is ctx.at, or the context's path, copied). The
+ * first two get arrays of their own size: a push that grows an array reserves
+ * 16 more slots, and most failing documents have one or two failures.
  */
-function record(ctx: EvalContext, check: Check, found: unknown, path: readonly PathEntry[] | null): void {
-  const p = path !== null ? path : ctx.at !== null ? ctx.at : ctx.path.slice();
+function record(ctx: EvalContext, check: Check, found: unknown, path: RecordedPath | null, index: number): void {
+  let p: RecordedPath;
+  let i = index;
+  if (path === null) p = ctx.at !== null ? ctx.at : ctx.path.slice();
+  else if (ctx.path.length === 0) p = path;
+  else {
+    p = ctx.path.concat(i < 0 ? (path as PathEntry[]) : path.map((seg) => (seg === null ? i : seg)));
+    i = -1;
+  }
   const list = ctx.failures;
-  if (list === NO_FAILURES) ctx.failures = [check, found, p];
-  else if (list.length === 3) ctx.failures = [list[0], list[1], list[2], check, found, p];
-  else list.push(check, found, p);
+  if (list === NO_FAILURES) ctx.failures = [check, found, p, i];
+  else if (list.length === 4) ctx.failures = [list[0], list[1], list[2], list[3], check, found, p, i];
+  else list.push(check, found, p, i);
 }
 
 /** Counts one check; on failure records it with a message built from `must` and `found`. */
@@ -373,17 +404,17 @@ export function report(
   extra?: string | number,
 ): void {
   if (!countFailure(ctx, keyword)) return;
-  record(ctx, new Check(keyword, schemaPath, expected, must, null), found, extra !== undefined ? [...ctx.path, extra] : null);
+  record(ctx, new Check(keyword, schemaPath, expected, must, null), found, extra !== undefined ? [extra] : null, -1);
 }
 
 /** Records a failure of `check` (whose `text` is null) that found `found`. */
-export function reportText(ctx: EvalContext, check: Check, found: string, path: readonly PathEntry[] | null): void {
-  if (countFailure(ctx, check.keyword)) record(ctx, check, found, path);
+export function reportText(ctx: EvalContext, check: Check, found: string, path: RecordedPath | null, index: number): void {
+  if (countFailure(ctx, check.keyword)) record(ctx, check, found, path, index);
 }
 
 /** Records a failure of `check` whose `found` text is written from a primitive value when the failure is read (see Check.text). */
-export function reportValue(ctx: EvalContext, check: Check, value: Primitive, path: readonly PathEntry[] | null): void {
-  if (countFailure(ctx, check.keyword)) record(ctx, check, value, path);
+export function reportValue(ctx: EvalContext, check: Check, value: Primitive, path: RecordedPath | null, index: number): void {
+  if (countFailure(ctx, check.keyword)) record(ctx, check, value, path, index);
 }
 
 /** `found` texts for reportValue(). */
@@ -398,8 +429,8 @@ export const describeText: FoundText = (v) => describe(v);
  * Records a failure of a `required`-like check: expected is `property 'a'` or
  * `properties 'a', 'b'` from the missing names, found is `missing`.
  */
-export function reportMissing(ctx: EvalContext, check: MissingCheck, missing: readonly string[], path: readonly PathEntry[] | null): void {
-  if (countFailure(ctx, check.keyword)) record(ctx, check, missing, path);
+export function reportMissing(ctx: EvalContext, check: MissingCheck, missing: readonly string[], path: RecordedPath | null, index: number): void {
+  if (countFailure(ctx, check.keyword)) record(ctx, check, missing, path, index);
 }
 
 /**
@@ -431,8 +462,8 @@ export class Evaluation implements SchemaEvaluation {
     const p = this.#failures;
     // recorded failures start with a Check; the shared empty list is never handed out
     if (p !== NO_FAILURES && !(p[0] instanceof Check)) return p as SchemaFailure[];
-    const out: SchemaFailure[] = new Array(p.length / 3);
-    for (let i = 0, j = 0; i < p.length; i += 3, j++) out[j] = (p[i] as Check).build(p[i + 1], p[i + 2] as readonly PathEntry[]);
+    const out: SchemaFailure[] = new Array(p.length / 4);
+    for (let i = 0, j = 0; i < p.length; i += 4, j++) out[j] = (p[i] as Check).build(p[i + 1], p[i + 2] as RecordedPath, p[i + 3] as number);
     this.#failures = out;
     return out;
   }

@@ -24,10 +24,10 @@ function count(keyword: string, op: string, cmp: (n: number, l: number) => boole
           const ok = cmp(n, limit);
           if (ok) {
             countPass(ctx);
-          } else if (ctx.silent === 0) reportValue(ctx, check, n, null);
+          } else if (ctx.silent === 0) reportValue(ctx, check, n, null, -1);
           return ok;
         },
-        (data, ctx, path) => reportValue(ctx, check, (data as Json[]).length, path),
+        (data, ctx, path, index) => reportValue(ctx, check, (data as Json[]).length, path, index),
       );
     },
   };
@@ -125,7 +125,7 @@ function rest(k: KeywordContext, keyword: string, value: Json, from: number, seg
       const ok = n <= from;
       if (ok) {
         countPass(ctx);
-      } else if (ctx.silent === 0) reportValue(ctx, check, n, null);
+      } else if (ctx.silent === 0) reportValue(ctx, check, n, null, -1);
       return ok;
     };
   }

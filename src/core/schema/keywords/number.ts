@@ -23,10 +23,10 @@ function bound(keyword: string, op: string, cmp: Cmp): KeywordDefinition {
           const ok = cmp(data as number, limit);
           if (ok) {
             countPass(ctx);
-          } else if (ctx.silent === 0) reportValue(ctx, check, data as number, null);
+          } else if (ctx.silent === 0) reportValue(ctx, check, data as number, null, -1);
           return ok;
         },
-        (data, ctx, path) => reportValue(ctx, check, data as number, path),
+        (data, ctx, path, index) => reportValue(ctx, check, data as number, path, index),
       );
     },
   };
@@ -109,10 +109,10 @@ export const multipleOfKeyword: KeywordDefinition = {
         const ok = test(data as number);
         if (ok) {
           countPass(ctx);
-        } else if (ctx.silent === 0) reportValue(ctx, check, data as number, null);
+        } else if (ctx.silent === 0) reportValue(ctx, check, data as number, null, -1);
         return ok;
       },
-      (data, ctx, path) => reportValue(ctx, check, data as number, path),
+      (data, ctx, path, index) => reportValue(ctx, check, data as number, path, index),
     );
   },
 };

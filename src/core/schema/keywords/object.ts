@@ -29,14 +29,14 @@ export const requiredKeyword: KeywordDefinition = {
         const o = data as JsonObject;
         for (let i = 0; i < n; i++) {
           if (!has(o, keys[i])) {
-            if (ctx.silent === 0) reportMissing(ctx, check, keys.filter((key) => !has(o, key)), null);
+            if (ctx.silent === 0) reportMissing(ctx, check, keys.filter((key) => !has(o, key)), null, -1);
             return false;
           }
         }
         countPass(ctx);
         return true;
       },
-      (data, ctx, path) => reportMissing(ctx, check, keys.filter((key) => !has(data as JsonObject, key)), path),
+      (data, ctx, path, index) => reportMissing(ctx, check, keys.filter((key) => !has(data as JsonObject, key)), path, index),
     );
   },
 };
@@ -57,7 +57,7 @@ function propCount(keyword: string, op: string, cmp: (n: number, l: number) => b
         const ok = cmp(n, limit);
         if (ok) {
           countPass(ctx);
-        } else if (ctx.silent === 0) reportValue(ctx, check, n, null);
+        } else if (ctx.silent === 0) reportValue(ctx, check, n, null, -1);
         return ok;
       };
     },

@@ -31,10 +31,10 @@ function length(keyword: string, op: string, min: boolean): KeywordDefinition {
           else ok = s.length <= limit || countedLength(s, ctx) <= limit;
           if (ok) {
             countPass(ctx);
-          } else if (ctx.silent === 0) reportValue(ctx, check, s, null);
+          } else if (ctx.silent === 0) reportValue(ctx, check, s, null, -1);
           return ok;
         },
-        (data, ctx, path) => reportValue(ctx, check, data as string, path),
+        (data, ctx, path, index) => reportValue(ctx, check, data as string, path, index),
       );
     },
   };
@@ -105,11 +105,11 @@ export const patternKeyword: KeywordDefinition = {
         const ok = matchCounted(re, data as string, ctx, sp);
         if (ok) {
           countPass(ctx);
-        } else if (ctx.silent === 0) reportValue(ctx, check, data as string, null);
+        } else if (ctx.silent === 0) reportValue(ctx, check, data as string, null, -1);
         return ok;
       },
       // the match is not run again
-      (data, ctx, path) => reportValue(ctx, check, data as string, path),
+      (data, ctx, path, index) => reportValue(ctx, check, data as string, path, index),
     );
   },
 };
@@ -138,10 +138,10 @@ export const formatKeyword: KeywordDefinition = {
         const ok = check(data as string);
         if (ok) {
           countPass(ctx);
-        } else if (ctx.silent === 0) reportValue(ctx, failure, data as string, null);
+        } else if (ctx.silent === 0) reportValue(ctx, failure, data as string, null, -1);
         return ok;
       },
-      (data, ctx, path) => reportValue(ctx, failure, data as string, path),
+      (data, ctx, path, index) => reportValue(ctx, failure, data as string, path, index),
     );
   },
 };

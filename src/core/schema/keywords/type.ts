@@ -3,7 +3,7 @@
  */
 import type { Json } from '../../types.js';
 import { countPass, type KeywordDefinition } from '../keyword.js';
-import { Check, describe, describeText, foundType, jsonEqual, reportText, reportValue, withReporter, type EvalContext, type PathEntry, type Validate } from '../runtime.js';
+import { Check, describe, describeText, foundType, jsonEqual, reportText, reportValue, withReporter, type EvalContext, type RecordedPath, type Validate } from '../runtime.js';
 
 const TYPES = new Set(['null', 'boolean', 'object', 'array', 'number', 'integer', 'string']);
 
@@ -30,9 +30,9 @@ function typeMatcher(t: string): (v: Json) => boolean {
  * enum/const failures: a primitive is described when the failure is read (`lazy`), a
  * container at once (it may change; `now`, the same check with the text as recorded).
  */
-function reportFound(ctx: EvalContext, lazy: Check, now: Check, data: Json, path: readonly PathEntry[] | null): void {
-  if (typeof data !== 'object' || data === null) reportValue(ctx, lazy, data, path);
-  else reportText(ctx, now, describe(data), path);
+function reportFound(ctx: EvalContext, lazy: Check, now: Check, data: Json, path: RecordedPath | null, index: number): void {
+  if (typeof data !== 'object' || data === null) reportValue(ctx, lazy, data, path, index);
+  else reportText(ctx, now, describe(data), path, index);
 }
 
 /** The two checks reportFound() records with. */
@@ -52,8 +52,8 @@ export const typeKeyword: KeywordDefinition = {
     const sp = k.schemaPath;
     const expected = `type ${names.join(' or ')}`;
     const check = new Check('type', sp, expected, `be ${expected}`, null);
-    const fail = (data: Json, ctx: EvalContext, path: readonly PathEntry[] | null = null): false => {
-      if (ctx.silent === 0) reportText(ctx, check, foundType(data), path);
+    const fail = (data: Json, ctx: EvalContext, path: RecordedPath | null = null, index = -1): false => {
+      if (ctx.silent === 0) reportText(ctx, check, foundType(data), path, index);
       return false;
     };
     if (names.length === 1) {
@@ -125,10 +125,10 @@ export const enumKeyword: KeywordDefinition = {
       }
       if (ok) {
         countPass(ctx);
-      } else if (ctx.silent === 0) reportFound(ctx, lazy, now, data, null);
+      } else if (ctx.silent === 0) reportFound(ctx, lazy, now, data, null, -1);
       return ok;
     };
-    return withReporter(fn, (data, ctx, path) => reportFound(ctx, lazy, now, data, path));
+    return withReporter(fn, (data, ctx, path, index) => reportFound(ctx, lazy, now, data, path, index));
   },
 };
 
@@ -144,9 +144,9 @@ export const constKeyword: KeywordDefinition = {
       const ok = jsonEqual(c, data);
       if (ok) {
         countPass(ctx);
-      } else if (ctx.silent === 0) reportFound(ctx, lazy, now, data, null);
+      } else if (ctx.silent === 0) reportFound(ctx, lazy, now, data, null, -1);
       return ok;
     };
-    return withReporter(fn, (data, ctx, path) => reportFound(ctx, lazy, now, data, path));
+    return withReporter(fn, (data, ctx, path, index) => reportFound(ctx, lazy, now, data, path, index));
   },
 };
