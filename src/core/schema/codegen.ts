@@ -24,7 +24,10 @@ import { BoundedPattern } from './keywords/bounded-pattern.js';
 import { simplePatternMatcher } from './simple-pattern.js';
 import { getFormat } from './formats/index.js';
 import type { Dialect } from './dialects.js';
-import { PATTERN_CALL_STEPS, PathSegment, PROTO_KEYS, reporterOf, StepLimitError, stringLength, type EvalContext, type Validate } from './runtime.js';
+import {
+  missingCheckOf, PATTERN_CALL_STEPS, PathSegment, PROTO_KEYS, reporterOf, reportMissing, StepLimitError, stringLength, type EvalContext, type MissingCheck,
+  type Validate,
+} from './runtime.js';
 
 /** One compiled keyword of a schema object, as the compiler recorded it. */
 export interface CompiledKeyword {
@@ -197,16 +200,7 @@ class Generator {
     // silent: stop with the charges made so far; else the closure re-charges from before the test
     this.emit(`  if (!s) { ctx.steps = st; return false; } ok = false; ctx.steps = ${charges && reporter === undefined ? 'S' : 'st'};`);
     if (segs.length > 0 && reporter !== undefined) {
-      // a reporter takes the path below ctx.path as an argument: a constant, with a
-      // hole for the index of the loop it is in (see RecordedPath); a new array only
-      // inside nested loops
-      const loops = segs.filter((x) => LOOP_INDEX.test(x));
-      if (loops.length <= 1) {
-        const template = segs.map((x) => (LOOP_INDEX.test(x) ? null : this.env.values[Number(x.slice(1))]));
-        this.emit(`  ${f}(${data}, ctx, ${this.v(template)}, ${loops.length === 1 ? loops[0] : -1});`);
-      } else {
-        this.emit(`  ${f}(${data}, ctx, [${segs.join(', ')}], -1);`);
-      }
+      this.emit(`  ${f}(${data}, ctx, ${this.recordedPath(segs)});`);
     } else if (segs.length > 0) {
       // a closure reads it from ctx.at
       const list = segs.join(', ');
@@ -215,6 +209,38 @@ class Generator {
       this.emit(`  ${f}(${data}, ctx, null, -1);`);
     }
     this.emit(`  st = ctx.steps;`);
+  }
+
+  /**
+   * The instance path a reporter is given, as its two arguments: the path below
+   * ctx.path as a constant, with a hole for the index of the loop it is in (see
+   * RecordedPath), and that index; a new array only inside nested loops.
+   */
+  private recordedPath(segs: string[]): string {
+    if (segs.length === 0) return 'null, -1';
+    const loops = segs.filter((x) => LOOP_INDEX.test(x));
+    if (loops.length > 1) return `[${segs.join(', ')}], -1`;
+    const template = segs.map((x) => (LOOP_INDEX.test(x) ? null : this.env.values[Number(x.slice(1))]));
+    return `${this.v(template)}, ${loops.length === 1 ? loops[0] : -1}`;
+  }
+
+  /**
+   * `required`, its properties read already (see group()): a failure records the
+   * missing names from those reads, as the closure's reporter would find them
+   * (a name looked up per key costs more than the rest of the failure).
+   */
+  private required(keys: string[], check: MissingCheck, d: string, segs: string[]): void {
+    this.blocks[this.blocks.length - 1].checks++;
+    const loads = keys.map((k) => this.load(d, k));
+    const m = this.id('m');
+    this.emit(`if (!(${loads.map((l) => `${l} !== undefined`).join(' && ')})) {`);
+    this.emit(`  if (!s) { ctx.steps = st; return false; } ok = false; ctx.steps = st;`);
+    this.emit(`  const ${m} = [];`);
+    for (let i = 0; i < keys.length; i++) this.emit(`  if (${loads[i]} === undefined) ${m}.push(${JSON.stringify(keys[i])});`);
+    this.emit(`  ${this.v(reportMissing)}(ctx, ${this.v(check)}, ${m}, ${this.recordedPath(segs)});`);
+    this.emit(`  st = ctx.steps;`);
+    this.emit(`  P--;`);
+    this.emit(`}`);
   }
 
   private typeCond(t: string, d: string): string {
@@ -465,6 +491,11 @@ class Generator {
       // one step per own key examined, as the closure's key scan charges
       this.emit(`for (const ${key} in ${d}) { if (H.call(${d}, ${key})) { st++; if (${test}) { ${extra} = true; break; } } }`);
       this.check(`!${extra}`, true, k.fn, d, segs, true);
+      return;
+    }
+    const missing = k.keyword === 'required' ? missingCheckOf(k.fn) : undefined;
+    if (missing !== undefined) {
+      this.required(value as string[], missing, d, segs);
       return;
     }
     const c = this.cond(k.keyword, value, d, dialect, at);

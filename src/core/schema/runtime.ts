@@ -358,6 +358,23 @@ export function reporterOf(fn: Validate): Reporter | undefined {
   return reporters.get(fn);
 }
 
+const missingChecks = new WeakMap<Validate, MissingCheck>();
+
+/**
+ * Registers the check of a `required` closure: generated code, which has read the
+ * properties already, then records the missing names itself (see reportMissing())
+ * instead of calling the reporter, which looks every name up again.
+ */
+export function withMissingCheck(fn: Validate, check: MissingCheck): Validate {
+  missingChecks.set(fn, check);
+  return fn;
+}
+
+/** The check registered for a `required` closure, if any. */
+export function missingCheckOf(fn: Validate): MissingCheck | undefined {
+  return missingChecks.get(fn);
+}
+
 /** Counts one failed check: true when it is to be recorded, false when only counted (past maxFailures). */
 function countFailure(ctx: EvalContext, keyword: string): boolean {
   ctx.total++;

@@ -7,7 +7,10 @@
  */
 import type { Json, JsonObject } from '../../types.js';
 import { countPass, type KeywordContext, type KeywordDefinition } from '../keyword.js';
-import { Check, has, matchCounted, MissingCheck, PathSegment, propertiesText, PROTO_KEYS, quoteList, report, reportMissing, reportValue, withReporter, type EvalContext, type Validate } from '../runtime.js';
+import {
+  Check, has, matchCounted, MissingCheck, PathSegment, propertiesText, PROTO_KEYS, quoteList, report, reportMissing, reportValue, withMissingCheck, withReporter,
+  type EvalContext, type Validate,
+} from '../runtime.js';
 import { patternOf } from './string.js';
 
 function isStringArray(v: Json): v is string[] {
@@ -24,7 +27,7 @@ export const requiredKeyword: KeywordDefinition = {
     const sp = k.schemaPath;
     const n = keys.length;
     const check = new MissingCheck('required', sp);
-    return withReporter(
+    const fn = withReporter(
       (data, ctx) => {
         const o = data as JsonObject;
         for (let i = 0; i < n; i++) {
@@ -38,6 +41,7 @@ export const requiredKeyword: KeywordDefinition = {
       },
       (data, ctx, path, index) => reportMissing(ctx, check, keys.filter((key) => !has(data as JsonObject, key)), path, index),
     );
+    return withMissingCheck(fn, check);
   },
 };
 
