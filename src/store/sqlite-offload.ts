@@ -147,9 +147,17 @@ function flush() {
     parentPort.postMessage({ flushed: ops.map((op) => fileFault(op.id, before)) });
     return;
   }
-  try {
+  // The log's queue read (and the hashing of each queued receipt) is a read: done before the write
+  // transaction, so neither the write lock nor the commit of the receipts in this batch waits for it.
+  const reads = [];
+  const writes = [];
+  for (const op of ops) {
+    if (op.op !== 'logPending') { writes.push(op); continue; }
+    try { reads.push({ id: op.id, ok: true, value: run(op) }); } catch (e) { reads.push(failed(op.id, e)); }
+  }
+  if (writes.length > 0) try {
     db.transaction(() => {
-      for (const op of ops) {
+      for (const op of writes) {
         try {
           const value = run(op);
           // A log append that took (value true) is answered after the sync whatever the setting: a published
@@ -160,9 +168,10 @@ function flush() {
       }
     }).immediate();
   } catch (e) {
-    out = ops.map((op) => failed(op.id, e));
+    out = writes.map((op) => failed(op.id, e));
     saved.length = 0;
   }
+  out = reads.concat(out);
   const after = fileProblem();
   if (after !== null) {
     out = ops.map((op) => fileFault(op.id, after));
