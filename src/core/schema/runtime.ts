@@ -111,6 +111,12 @@ export function countedLength(s: string, ctx: EvalContext): number {
   return stringLength(s);
 }
 
+/**
+ * No limit on the failures recorded: more than an evaluation can record, and a small integer
+ * (Infinity would make the field a boxed double, read and written at every evaluation).
+ */
+export const UNLIMITED = 0x3fffffff;
+
 /** Shared empty failure list; replaced by a fresh array on the first failure. */
 export const NO_FAILURES: FailureRecords = [];
 
@@ -139,15 +145,18 @@ export class EvalContext {
   declared: Declaration[] | null = null;
   /** Work done so far (keyword evaluations, pattern and scan work), in steps. */
   steps = 0;
-  /** Step budget of one evaluation (WorkLimits.maxEvaluationSteps). */
-  maxSteps = Infinity;
+  /**
+   * Step budget of one evaluation (WorkLimits.maxEvaluationSteps), set by evaluate() before
+   * each. Starts as a small integer so that the field stays one while budgets are (see UNLIMITED).
+   */
+  maxSteps = 0;
   /** Generated code may run (off while evaluate() re-runs an evaluation on the closures alone). */
   fast = true;
   /**
-   * Entries of `failures` recorded in full, four per failure (EvaluateOptions.maxFailures × 4);
-   * past this many failures are only counted (a response lists a few anyway).
+   * Failures recorded in full (EvaluateOptions.maxFailures, UNLIMITED when not given); past
+   * this many they are only counted (a response lists a few anyway).
    */
-  maxRecords = Infinity;
+  maxFailures = UNLIMITED;
   /** Failures counted but not built, and their keywords in first-seen order. */
   omitted = 0;
   omittedKeywords: string[] = [];
@@ -378,7 +387,7 @@ export function missingCheckOf(fn: Validate): MissingCheck | undefined {
 /** Counts one failed check: true when it is to be recorded, false when only counted (past maxFailures). */
 function countFailure(ctx: EvalContext, keyword: string): boolean {
   ctx.total++;
-  if (ctx.failures.length >= ctx.maxRecords) {
+  if (ctx.failures.length >> 2 >= ctx.maxFailures) {
     // counted, not built: a failing 1 MiB output costs steps per item, not per message
     ctx.steps += OMITTED_FAILURE_STEPS;
     ctx.omitted++;
