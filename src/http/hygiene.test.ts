@@ -1,13 +1,15 @@
 /**
  * @module The security headers set from helmet's recorded output are exactly those of
  * @fastify/helmet registered with the same options, on a route, a 404 and an error reply,
- * with and without HSTS.
+ * with and without HSTS; CORS for any origin answers exactly as @fastify/cors does
+ * (simple requests, preflights valid and not, with and without Origin).
  */
+import fastifyCors from '@fastify/cors';
 import fastifyHelmet from '@fastify/helmet';
 import Fastify, { type FastifyReply } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { errorBody } from '../errors.js';
-import { helmetOptions, hygiene } from './hygiene.js';
+import { corsOptions, helmetOptions, hygiene } from './hygiene.js';
 
 /** Every response header but the ones that differ per request or per server. */
 function stable(headers: Record<string, unknown>): Record<string, unknown> {
@@ -46,4 +48,53 @@ describe('security headers', () => {
       expect(ours[0]['strict-transport-security'] !== undefined).toBe(https);
     });
   }
+});
+
+describe('CORS for any origin', () => {
+  async function replies(register: (app: ReturnType<typeof Fastify>) => Promise<void>) {
+    const app = Fastify({ logger: false });
+    await register(app);
+    app.get('/ok', async () => ({ ok: true }));
+    app.post('/ok', async () => ({ posted: true }));
+    app.get('/off', { config: { cors: false } }, async () => 'no cors');
+    await app.ready();
+    const origin = { origin: 'https://elsewhere.example' };
+    const preflight = { ...origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' };
+    const requests = [
+      { method: 'GET', url: '/ok', headers: {} },
+      { method: 'GET', url: '/ok', headers: origin },
+      { method: 'POST', url: '/ok', headers: origin },
+      { method: 'HEAD', url: '/ok', headers: origin },
+      { method: 'GET', url: '/off', headers: origin },
+      { method: 'GET', url: '/missing', headers: origin },
+      { method: 'DELETE', url: '/ok', headers: origin },
+      { method: 'OPTIONS', url: '/ok', headers: preflight },
+      { method: 'OPTIONS', url: '/anywhere/else', headers: preflight },
+      { method: 'OPTIONS', url: '/ok', headers: origin },
+      { method: 'OPTIONS', url: '/ok', headers: { 'access-control-request-method': 'POST' } },
+      { method: 'OPTIONS', url: '/off', headers: preflight },
+    ] as const;
+    const out = [];
+    for (const r of requests) {
+      const res = await app.inject({ method: r.method, url: r.url, headers: r.headers });
+      out.push({ request: `${r.method} ${r.url}`, status: res.statusCode, headers: stable(res.headers), body: res.body });
+    }
+    await app.close();
+    return out;
+  }
+
+  it("answers as @fastify/cors with the same options", async () => {
+    const sendError = (reply: FastifyReply, body: ReturnType<typeof errorBody>) => reply.code(body.status).send(body);
+    const ours = await replies(async (app) => {
+      await app.register(hygiene, { corsOrigins: '*', metricsToken: null, https: false, sendError });
+    });
+    const theirs = await replies(async (app) => {
+      await app.register(hygiene, { corsOrigins: false, metricsToken: null, https: false, sendError });
+      await app.register(fastifyCors, corsOptions('*'));
+    });
+    expect(ours).toEqual(theirs);
+    expect(ours[1].headers['access-control-allow-origin']).toBe('*');
+    expect(ours[7].status).toBe(204);
+    expect(ours[9].status).toBe(400);
+  });
 });

@@ -61,6 +61,53 @@ export function securityHeaderOps(options: object): HeaderOp[] {
   return ops;
 }
 
+const ALLOWED_METHODS = ['GET', 'POST', 'OPTIONS'];
+const ALLOWED_HEADERS = ['Content-Type', 'Authorization', 'PAYMENT-SIGNATURE', 'Mcp-Session-Id', 'Mcp-Protocol-Version'];
+const MAX_AGE_SECONDS = 600;
+
+/** The @fastify/cors options of a configured list of origins (and what anyOriginCors does for any origin). */
+export function corsOptions(origin: '*' | string[]) {
+  return { origin, credentials: false, methods: ALLOWED_METHODS, allowedHeaders: ALLOWED_HEADERS, exposedHeaders: EXPOSED, maxAge: MAX_AGE_SECONDS };
+}
+
+/**
+ * CORS for any origin, as @fastify/cors answers with corsOptions('*') (the default setting): the same
+ * headers, the same strict preflight (400 without Origin or Access-Control-Request-Method, else 204), the
+ * same catch-all OPTIONS route. Its header values are fixed strings here, where the plugin copies its
+ * options and joins its lists on every request.
+ */
+function anyOriginCors(app: FastifyInstance): void {
+  const exposed = EXPOSED.join(', ');
+  const methods = ALLOWED_METHODS.join(', ');
+  const allowedHeaders = ALLOWED_HEADERS.join(', ');
+  const maxAge = String(MAX_AGE_SECONDS);
+  app.decorateRequest('corsPreflightEnabled', false);
+  app.addHook('onRequest', (request, reply, done) => {
+    // A route may turn CORS off (config.cors false), as with the plugin.
+    if ((request.routeOptions.config as { cors?: unknown } | undefined)?.cors === false) return done();
+    reply.header('Access-Control-Allow-Origin', '*');
+    reply.header('Access-Control-Expose-Headers', exposed);
+    if (request.raw.method !== 'OPTIONS') return done();
+    if (!request.headers.origin || !request.headers['access-control-request-method']) {
+      void reply.status(400).type('text/plain').send('Invalid Preflight Request');
+      return;
+    }
+    (request as unknown as { corsPreflightEnabled: boolean }).corsPreflightEnabled = true;
+    reply.header('Access-Control-Allow-Methods', methods);
+    reply.header('Access-Control-Allow-Headers', allowedHeaders);
+    reply.header('Access-Control-Max-Age', maxAge);
+    void reply.code(204).header('Content-Length', '0').send();
+  });
+  // Lets Fastify accept preflights on every path; the hook above answers them.
+  app.options('*', { schema: { hide: true } }, (request, reply) => {
+    if (!(request as unknown as { corsPreflightEnabled: boolean }).corsPreflightEnabled) {
+      reply.callNotFound();
+      return;
+    }
+    void reply.send();
+  });
+}
+
 async function hygiene(app: FastifyInstance, options: HygieneOptions): Promise<void> {
   const ops = securityHeaderOps(helmetOptions(options.https));
   // Set on the raw response, as helmet does, before any route runs (a route may still override one).
@@ -73,15 +120,10 @@ async function hygiene(app: FastifyInstance, options: HygieneOptions): Promise<v
     }
     done();
   });
-  if (options.corsOrigins !== false) {
-    await app.register(fastifyCors, {
-      origin: options.corsOrigins === '*' ? '*' : options.corsOrigins,
-      credentials: false,
-      methods: ['GET', 'POST', 'OPTIONS'],
-      allowedHeaders: ['Content-Type', 'Authorization', 'PAYMENT-SIGNATURE', 'Mcp-Session-Id', 'Mcp-Protocol-Version'],
-      exposedHeaders: EXPOSED,
-      maxAge: 600,
-    });
+  if (options.corsOrigins === '*') {
+    anyOriginCors(app);
+  } else if (options.corsOrigins !== false) {
+    await app.register(fastifyCors, corsOptions(options.corsOrigins));
   }
   if (options.metricsToken) {
     const expected = digest(`Bearer ${options.metricsToken}`);

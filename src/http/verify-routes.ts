@@ -51,6 +51,30 @@ function resourceOf(baseUrl: string, request: FastifyRequest, operation: Operati
 }
 
 /**
+ * The admission context of a REST request. Only a payment policy reads `resource`, so it is
+ * built on first read rather than for every request (a class: an object literal with a getter
+ * would cost more than building the resource).
+ */
+class RestAdmitContext implements AdmitContext {
+  readonly transport = 'rest';
+  readonly client: { clientKey: string };
+  private built: PaidResource | undefined = undefined;
+  constructor(
+    clientKey: string,
+    readonly payment: AdmitContext['payment'],
+    private readonly baseUrl: string,
+    private readonly request: FastifyRequest,
+    private readonly operation: Operation,
+  ) {
+    this.client = { clientKey };
+  }
+  get resource(): PaidResource {
+    this.built ??= resourceOf(this.baseUrl, this.request, this.operation);
+    return this.built;
+  }
+}
+
+/**
  * Answer a refusal: 202 for a settlement still pending, 402 with PAYMENT-REQUIRED and the
  * free-trial state when payments are on, else the coded error (429). Shared with the batch route.
  */
@@ -84,17 +108,7 @@ export async function verifyRoutes(app: FastifyInstance, options: VerifyRoutesOp
 
   function admitContext(request: FastifyRequest, operation: Operation): AdmitContext {
     const header = request.headers['payment-signature'];
-    let resource: PaidResource | undefined;
-    return {
-      transport: 'rest',
-      client: { clientKey: options.clientKey(request) },
-      payment: payments ? payments.readPaymentSignature(header) : undefined,
-      // Only a payment policy reads it: built on first use, not for every free request.
-      get resource() {
-        resource ??= resourceOf(options.baseUrl, request, operation);
-        return resource;
-      },
-    };
+    return new RestAdmitContext(options.clientKey(request), payments ? payments.readPaymentSignature(header) : undefined, options.baseUrl, request, operation);
   }
 
   const sendRefusal = (reply: FastifyReply, refused: Refused) => sendRefusalReply(reply, refused, payments);

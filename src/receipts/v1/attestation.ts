@@ -137,6 +137,8 @@ export function createPresigner(options: PresignerOptions): Presigner {
   const mcpUrl = `${baseUrl}/mcp`;
   // The verify block is the same for every response signed with one key: built and canonicalized once.
   let cached: { keyVersion: string; block: VerifyBlock; canonical: string; json: string } | undefined;
+  // Every request of one second carries the same timestamp: it is checked once.
+  let checkedTimestamp = '';
   const verifyBlock = (keyVersion: string) => {
     if (cached?.keyVersion !== keyVersion) {
       const block: VerifyBlock = Object.freeze({
@@ -154,7 +156,10 @@ export function createPresigner(options: PresignerOptions): Presigner {
   return {
     presign(response, { context, timestamp, keyVersion }) {
       if (!(context in ATTESTATION_CONTEXTS)) throw new Error(`unknown attestation context '${String(context)}'`);
-      if (parseRfc3339(timestamp) === undefined) throw new Error('the attestation timestamp must be an RFC 3339 date-time');
+      if (timestamp !== checkedTimestamp) {
+        if (parseRfc3339(timestamp) === undefined) throw new Error('the attestation timestamp must be an RFC 3339 date-time');
+        checkedTimestamp = timestamp;
+      }
       if (context === 'verify' && 'verified_at' in response && response.verified_at !== timestamp) {
         throw new Error('verified_at must equal the attestation timestamp');
       }
