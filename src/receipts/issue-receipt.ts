@@ -108,7 +108,18 @@ function presignReceipt(
 }
 
 function toDraft({ presigned, facts }: { presigned: Presigned<VerificationResponse>; facts: ReceiptFacts }): ReceiptDraft {
-  return { ...facts, input: presigned.input, unsignedText: presigned.text };
+  // Written out rather than spread: one literal shape, no copy of the facts object per request.
+  return {
+    verificationId: facts.verificationId,
+    result: facts.result,
+    verifiedAt: facts.verifiedAt,
+    keyVersion: facts.keyVersion,
+    overallRatio: facts.overallRatio,
+    taskId: facts.taskId,
+    agentId: facts.agentId,
+    input: presigned.input,
+    unsignedText: presigned.text,
+  };
 }
 
 /**
