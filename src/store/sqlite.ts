@@ -92,6 +92,27 @@ const SQLITE_MIN_FREE_BYTES = 1024 * 1024;
 
 const require = createRequire(import.meta.url);
 
+/**
+ * Switches the file to WAL. On a file that other processes are creating at the same instant, SQLite can
+ * answer SQLITE_BUSY at once instead of calling the busy handler (it does not wait for a lock that could
+ * deadlock), so a service whose processes start together on a fresh data directory would crash at start;
+ * the switch is retried here, with short sleeps, until the busy timeout.
+ */
+function enableWal(db: { pragma(sql: string): unknown }, timeoutMs: number): void {
+  const deadline = Date.now() + timeoutMs;
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw e;
+      // Once, at open: a synchronous pause is acceptable here (nothing is being served yet).
+      Atomics.wait(nap, 0, 0, 5 + Math.floor(Math.random() * 10));
+    }
+  }
+}
+
 export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const Database = require('better-sqlite3') as SqliteConstructor;
   if (options.file !== ':memory:') mkdirSync(dirname(options.file), { recursive: true });
@@ -99,7 +120,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const db = new Database(options.file, { timeout: busyTimeoutMs });
   // busy_timeout first: switching to WAL takes a lock another process may hold.
   db.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
-  db.pragma('journal_mode = WAL');
+  enableWal(db, busyTimeoutMs);
   db.pragma(`synchronous = ${options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
   db.pragma('foreign_keys = ON');
 
