@@ -158,30 +158,6 @@ export function canonicalize(value: unknown): string {
 }
 
 /**
- * JCS of an object one of whose members (`presetKey`) is already known as
- * canonical text (e.g. a block that is the same in every response): the
- * other members are serialized, that one is spliced in. Same result as
- * `canonicalize` on the whole object.
- */
-export function canonicalizeWith(value: Record<string, unknown>, presetKey: string, presetText: string): string {
-  let key = '';
-  try {
-    const keys = sortKeys(Object.keys(value));
-    let out = '{';
-    for (let i = 0; i < keys.length; i++) {
-      key = keys[i];
-      if (i > 0) out += ',';
-      out += memberName(key);
-      out += key === presetKey ? presetText : serialize(value[key], 1);
-    }
-    return `${out}}`;
-  } catch (e) {
-    if (!(e instanceof Located)) throw e;
-    throw new JcsError(`JCS: the value at .${key}${e.segments.reverse().join('')} ${e.problem}`);
-  }
-}
-
-/**
  * The JSON.stringify text of the value the last serializeDual call serialized (a second
  * return value without allocating a pair per node).
  */
@@ -293,8 +269,9 @@ function dualObject(value: Record<string, unknown>, depth: number): string {
 }
 
 /**
- * `canonicalizeWith`, and also the JSON.stringify text of `value` (whose `presetKey` member
- * has the JSON text `presetJson`), from one walk: a response is both signed (canonical form)
+ * JCS of an object one of whose members (`presetKey`) is already known as canonical text
+ * `presetText` (e.g. a block that is the same in every response: it is spliced in, not serialized
+ * again), and also the JSON.stringify text of `value` (that member's JSON text is `presetJson`), from one walk: a response is both signed (canonical form)
  * and sent as written (its JSON text), and serializing it twice costs more than this.
  */
 export function canonicalizeWithText(value: Record<string, unknown>, presetKey: string, presetText: string, presetJson: string): { canonical: string; json: string } {

@@ -155,21 +155,23 @@ function flush() {
     if (op.op !== 'logPending') { writes.push(op); continue; }
     try { reads.push({ id: op.id, ok: true, value: run(op) }); } catch (e) { reads.push(failed(op.id, e)); }
   }
-  if (writes.length > 0) try {
-    db.transaction(() => {
-      for (const op of writes) {
-        try {
-          const value = run(op);
-          // A log append that took (value true) is answered after the sync whatever the setting: a published
-          // checkpoint must never be lost, or it could be re-signed differently (a fork).
-          if (((op.op === 'save' || op.op === 'saveMany') && syncWal) || (op.op === 'logAppend' && value === true)) saved.push({ id: op.id, value });
-          else out.push({ id: op.id, ok: true, value });
-        } catch (e) { out.push(failed(op.id, e)); }
-      }
-    }).immediate();
-  } catch (e) {
-    out = writes.map((op) => failed(op.id, e));
-    saved.length = 0;
+  if (writes.length > 0) {
+    try {
+      db.transaction(() => {
+        for (const op of writes) {
+          try {
+            const value = run(op);
+            // A log append that took (value true) is answered after the sync whatever the setting: a published
+            // checkpoint must never be lost, or it could be re-signed differently (a fork).
+            if (((op.op === 'save' || op.op === 'saveMany') && syncWal) || (op.op === 'logAppend' && value === true)) saved.push({ id: op.id, value });
+            else out.push({ id: op.id, ok: true, value });
+          } catch (e) { out.push(failed(op.id, e)); }
+        }
+      }).immediate();
+    } catch (e) {
+      out = writes.map((op) => failed(op.id, e));
+      saved.length = 0;
+    }
   }
   out = reads.concat(out);
   const after = fileProblem();
