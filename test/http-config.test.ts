@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { parsePaymentConfig } from '../src/payments/config.js';
-import { parseServeFlags, run } from '../src/cli/serve.js';
+import { applyHeapGrowth, parseServeFlags, run } from '../src/cli/serve.js';
 
 function errorOf(fn: () => unknown): ConfigError {
   try {
@@ -51,6 +51,18 @@ describe('config', () => {
     expect(c.schemaCacheBytes).toBe(1048576);
     expect(() => loadConfig({ SCHEMA_MAX_EVALUATION_STEPS: '0' })).toThrow(/SCHEMA_MAX_EVALUATION_STEPS/);
     expect(() => loadConfig({ SCHEMA_MAX_COMPILED_SIZE: 'lots' })).toThrow(/SCHEMA_MAX_COMPILED_SIZE/);
+  });
+
+  it('reads the heap growth cap (default 30%, 0 leaves V8 its own), and serve hands it to V8', () => {
+    expect(loadConfig({}).heapGrowthPercent).toBe(30);
+    expect(loadConfig({ HEAP_GROWTH_PERCENT: '0' }).heapGrowthPercent).toBe(0);
+    expect(loadConfig({ HEAP_GROWTH_PERCENT: '50' }).heapGrowthPercent).toBe(50);
+    expect(errorOf(() => loadConfig({ HEAP_GROWTH_PERCENT: '-1' })).message).toMatch(/HEAP_GROWTH_PERCENT/);
+    expect(errorOf(() => loadConfig({ HEAP_GROWTH_PERCENT: 'small' })).message).toMatch(/HEAP_GROWTH_PERCENT/);
+    const set: string[] = [];
+    applyHeapGrowth(30, (f) => set.push(f));
+    applyHeapGrowth(0, (f) => set.push(f));
+    expect(set).toEqual(['--heap-growing-percent=30']);
   });
 
   it('flags win over variables; the public URL host joins the allowed hosts', () => {

@@ -5,6 +5,7 @@
  * in-flight ones finish, the store closes, exit 0.
  */
 import { parseArgs } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
 import type { CliIO } from './io.js';
 import { didYouMean } from './args.js';
 import { CONFIG_FLAGS, ConfigError, loadConfig } from '../config.js';
@@ -71,6 +72,15 @@ export function parseServeFlags(argv: string[]): ConfigFlags & { help?: boolean 
   return out;
 }
 
+/**
+ * Caps how far V8 lets the heap grow past what survived the last full collection. A process-wide
+ * V8 setting, so only `aov serve`, which owns its process, sets it (never the library's createApp);
+ * V8 reads it at each collection, so setting it at start-up is enough.
+ */
+export function applyHeapGrowth(percent: number, setFlags: (flags: string) => void = setFlagsFromString): void {
+  if (percent > 0) setFlags(`--heap-growing-percent=${percent}`);
+}
+
 /** The first places to go, printed under the listening line; only routes this server has. */
 export function whereToGo(base: string, hasGet: (url: string) => boolean): string {
   const lines: Array<[string, string]> = [];
@@ -99,6 +109,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     throw e;
   }
 
+  applyHeapGrowth(config.heapGrowthPercent);
   // Loaded here, not at the top, so `aov serve --help` and config errors stay instant.
   const { createApp } = await import('../app.js');
   const handle = await createApp(config);

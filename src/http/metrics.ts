@@ -47,6 +47,8 @@ export function createHttpMetrics(options: { defaultMetrics?: boolean } = {}): H
 /** Where the worker pool's verifications ran (pool-runner.ts runs()); read only when /metrics is scraped. */
 export interface RunCounts {
   pool: number;
+  /** Verification worker threads running now (they start on demand and stop when idle). */
+  workers: number;
   fastPath: { fast: number; fallbacks: Record<string, number>; held: number; heldBytes: number } | null;
 }
 
@@ -81,6 +83,14 @@ export function registerRunMetrics(registry: Registry, read: () => RunCounts): v
     registers: [registry],
     collect() {
       this.set(read().fastPath?.heldBytes ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'aov_verify_workers',
+    help: 'Verification worker threads running: one from the start, more while tasks overlap (up to VERIFY_WORKERS).',
+    registers: [registry],
+    collect() {
+      this.set(read().workers);
     },
   });
 }

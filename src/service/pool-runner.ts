@@ -38,7 +38,7 @@ export interface PoolRunner extends VerificationRunner {
   /** Tasks stopped by the deadline or the heap cap since start (each replaced its worker). */
   aborted(): { deadline: number; memory: number };
   /** Verifications drafted by the pool, and the fast path's counts (null when it is off). */
-  runs(): { pool: number; fastPath: FastPathStats | null };
+  runs(): { pool: number; fastPath: FastPathStats | null; workers: number };
 }
 
 /** The worker module beside this one: compiled JavaScript, or TypeScript through tsx when running from source. */
@@ -59,11 +59,13 @@ export function createPoolRunner(options: PoolRunnerOptions): PoolRunner {
   const pool = new Piscina({
     filename,
     execArgv,
-    minThreads: threads,
+    // One worker from the start; the others start when tasks overlap and stop after a minute idle. Each
+    // costs about 20 MB, and with the fast path most small requests never reach the pool at all.
+    minThreads: 1,
     maxThreads: threads,
     maxQueue: options.maxQueue ?? 1024,
     concurrentTasksPerWorker: 1,
-    idleTimeout: Number.POSITIVE_INFINITY,
+    idleTimeout: 60_000,
     resourceLimits: { maxOldGenerationSizeMb: options.heapMb },
     workerData: { ...options.worker, slots: slots.buffer } satisfies VerifyWorkerData,
     recordTiming: false,
@@ -143,7 +145,7 @@ export function createPoolRunner(options: PoolRunnerOptions): PoolRunner {
       return book.sign(prepared);
     },
     aborted: () => ({ ...counts }),
-    runs: () => ({ pool: poolRuns, fastPath: fast === null ? null : fast.stats() }),
+    runs: () => ({ pool: poolRuns, fastPath: fast === null ? null : fast.stats(), workers: pool.threads.length }),
     async close() {
       clearInterval(watchdog);
       await pool.destroy();
