@@ -223,9 +223,10 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
   const verifyDeadlineMs = intSetting('VERIFY_DEADLINE_MS', get('VERIFY_DEADLINE_MS'), 1500, 50, 600_000);
   const verifyWorkerHeapMb = intSetting('VERIFY_WORKER_HEAP_MB', get('VERIFY_WORKER_HEAP_MB'), 256, 32, 16_384);
   // V8 lets the heap grow to up to 4× what survived when collecting is cheap next to allocating, as it is
-  // here (most of a request's garbage dies young): 30% cut the peak RSS under load by about a fifth at the
-  // same throughput (docs/BENCHMARKS.md, "Memory").
-  const heapGrowthPercent = intSetting('HEAP_GROWTH_PERCENT', get('HEAP_GROWTH_PERCENT'), 30, 0, 1000);
+  // here (most of a request's garbage dies young). 100% (2×) cut the peak RSS under load by 30–35 MB at the
+  // same throughput and p99; 30% cut 60 MB but its more frequent full collections added ~7 ms to the p99
+  // at 1,000 req/s (docs/BENCHMARKS.md, "Memory").
+  const heapGrowthPercent = intSetting('HEAP_GROWTH_PERCENT', get('HEAP_GROWTH_PERCENT'), 100, 0, 1000);
   // Defaults measured so one fast-path request costs the HTTP thread at most a few ms (docs/operations.md).
   const verifyFastPath = {
     maxBytes: intSetting('VERIFY_FAST_PATH_BYTES', get('VERIFY_FAST_PATH_BYTES'), 16 * 1024, 0, 1024 * 1024),

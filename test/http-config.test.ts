@@ -53,8 +53,8 @@ describe('config', () => {
     expect(() => loadConfig({ SCHEMA_MAX_COMPILED_SIZE: 'lots' })).toThrow(/SCHEMA_MAX_COMPILED_SIZE/);
   });
 
-  it('reads the heap growth cap (default 30%, 0 leaves V8 its own), and serve hands it to V8', () => {
-    expect(loadConfig({}).heapGrowthPercent).toBe(30);
+  it('reads the heap growth cap (default 100%, 0 leaves V8 its own), and serve hands it to V8', () => {
+    expect(loadConfig({}).heapGrowthPercent).toBe(100);
     expect(loadConfig({ HEAP_GROWTH_PERCENT: '0' }).heapGrowthPercent).toBe(0);
     expect(loadConfig({ HEAP_GROWTH_PERCENT: '50' }).heapGrowthPercent).toBe(50);
     expect(errorOf(() => loadConfig({ HEAP_GROWTH_PERCENT: '-1' })).message).toMatch(/HEAP_GROWTH_PERCENT/);
