@@ -74,6 +74,13 @@ describe('HTTP: verification workers isolate what the work limits miss', () => {
     expect(ok.status).toBe(200);
     expect(((await ok.json()) as { result: string }).result).toBe('pass');
     expect(ok.headers.get('free-allowance-remaining')).toBe('4');
+    // /metrics counts the running workers: back to both once the stopped ones are replaced.
+    let workers = NaN;
+    for (let i = 0; i < 100 && workers !== 2; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 50));
+      workers = Number(/^aov_verify_workers (\d+)$/m.exec(await (await fetch(`${srv.base}/metrics`)).text())?.[1]);
+    }
+    expect(workers).toBe(2);
   });
 
   it('a schema that exhausts a worker heap gets an error, never a verdict or a crash, and the service keeps serving', async () => {

@@ -47,7 +47,7 @@ export function createHttpMetrics(options: { defaultMetrics?: boolean } = {}): H
 /** Where the worker pool's verifications ran (pool-runner.ts runs()); read only when /metrics is scraped. */
 export interface RunCounts {
   pool: number;
-  /** Verification worker threads running now (they start on demand and stop when idle). */
+  /** Verification worker threads running now (fewer while a stopped one is being replaced). */
   workers: number;
   fastPath: { fast: number; fallbacks: Record<string, number>; held: number; heldBytes: number } | null;
 }
@@ -87,7 +87,7 @@ export function registerRunMetrics(registry: Registry, read: () => RunCounts): v
   });
   new Gauge({
     name: 'aov_verify_workers',
-    help: 'Verification worker threads running: one from the start, more while tasks overlap (up to VERIFY_WORKERS).',
+    help: 'Verification worker threads running (VERIFY_WORKERS, fewer while a stopped worker is being replaced).',
     registers: [registry],
     collect() {
       this.set(read().workers);

@@ -59,13 +59,13 @@ export function createPoolRunner(options: PoolRunnerOptions): PoolRunner {
   const pool = new Piscina({
     filename,
     execArgv,
-    // One worker from the start; the others start when tasks overlap and stop after a minute idle. Each
-    // costs about 20 MB, and with the fast path most small requests never reach the pool at all.
-    minThreads: 1,
+    // All workers from the start and for good: a worker started on demand takes ~0.25 s to load the engine
+    // and its \p{L} table, and that is what a request arriving beside a hostile one would wait.
+    minThreads: threads,
     maxThreads: threads,
     maxQueue: options.maxQueue ?? 1024,
     concurrentTasksPerWorker: 1,
-    idleTimeout: 60_000,
+    idleTimeout: Number.POSITIVE_INFINITY,
     resourceLimits: { maxOldGenerationSizeMb: options.heapMb },
     workerData: { ...options.worker, slots: slots.buffer } satisfies VerifyWorkerData,
     recordTiming: false,
