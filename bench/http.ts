@@ -368,13 +368,13 @@ async function fetchText(url: string, body: string): Promise<string> {
   return res.text();
 }
 
-/** Event-loop delay of ours since the previous scrape (each scrape resets the monitor), in ms. */
 /**
  * prom-client samples the loop with monitorEventLoopDelay at a 10 ms resolution, and the histogram holds the
  * whole time between two samples: an idle loop reads ~10 ms. The stall is what exceeds the interval.
  */
 const LOOP_SAMPLING_MS = 10;
 
+/** Event-loop delay of ours past the sampling interval since the previous scrape (each scrape resets the monitor), in ms. */
 async function loopDelay(base: string): Promise<{ p99: number; max: number }> {
   const res = await fetch(`${base}/metrics`, { headers: process.env.METRICS_TOKEN ? { authorization: `Bearer ${process.env.METRICS_TOKEN}` } : {} });
   const text = await res.text();
