@@ -1,6 +1,6 @@
 /** @module The Store contract against the embedded SQLite store (a real file in a temp dir, real child processes). */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -110,6 +110,46 @@ describe('sqlite specifics', () => {
       }
     });
   }
+
+  // Under steady load the writer never finds the WAL fully checkpointed, so SQLite alone never starts it over.
+  it('worker writer: under writes that never pause, the WAL is started over past its bound (and without a bound it only grows)', async () => {
+    const payload = 'x'.repeat(2000);
+    const walSizes = async (walLimitBytes: number): Promise<number[]> => {
+      const f = join(dir, 'wal-bound', `${walLimitBytes}.db`);
+      const s = createSqliteOffloadStore({ file: f, walLimitBytes });
+      const sizes: number[] = [];
+      try {
+        const until = Date.now() + 1500;
+        // Eight writers, each issuing its next receipt as soon as the last one is stored: a commit is always due.
+        const writers = Array.from({ length: 8 }, async () => {
+          while (Date.now() < until) await s.saveReceipt(receipt('wal-agent', '2026-03-01T10:00:00Z', 'pass', { receipt: payload }));
+        });
+        const sampler = (async () => {
+          while (Date.now() < until) {
+            await new Promise((r) => setTimeout(r, 20));
+            try {
+              sizes.push(statSync(`${f}-wal`).size);
+            } catch {
+              // Not created yet.
+            }
+          }
+        })();
+        await Promise.all([...writers, sampler]);
+      } finally {
+        await s.close();
+      }
+      return sizes;
+    };
+    const shrank = (sizes: number[]) => sizes.some((size, i) => i > 0 && size < (sizes[i - 1] as number));
+    const bounded = await walSizes(256 * 1024);
+    const unbounded = await walSizes(1024 * 1024 * 1024);
+    expect(unbounded.length).toBeGreaterThan(10);
+    // The control: the same load with a bound it never reaches — the file only ever grows.
+    expect(shrank(unbounded)).toBe(false);
+    // With a bound it is cut back while the writes go on, and ends far below the unbounded file.
+    expect(shrank(bounded)).toBe(true);
+    expect(bounded[bounded.length - 1]).toBeLessThan((unbounded[unbounded.length - 1] as number) / 2);
+  }, 20_000);
 
   it('processes opening a fresh file at the same instant migrate it once', async () => {
     const fresh = join(dir, 'race', 'fresh.db');
