@@ -14,7 +14,7 @@
  *
  *   npm run bench:http            (builds, then runs this)
  *   npx tsx bench/http.ts [--duration 10] [--connections 32] [--runs 3] [--rate 1000] [--no-write]
- *                         [--database-url postgresql://…] [--no-postgres]
+ *                         [--database-url postgresql://…] [--no-postgres] [--v8-pool-size 1]
  *
  * The PostgreSQL URL is --database-url, else DATABASE_URL, else the local test
  * database postgresql://postgres@127.0.0.1:5432/test.
@@ -464,6 +464,10 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'aov-bench-http-'));
   const children: ChildProcess[] = [];
   const sync = process.env.SQLITE_SYNCHRONOUS ?? 'FULL';
+  // V8's background thread pool, the same for every server: 1, as `npm start` runs the service (see
+  // docs/operations.md, "V8's background threads"); `--v8-pool-size 4` measures with Node's own default.
+  const v8Pool = Number(arg('v8-pool-size', '1'));
+  const nodeFlags = [`--v8-pool-size=${v8Pool}`];
 
   // PostgreSQL: a fresh schema of its own, so every run starts empty; dropped at the end.
   let pg: PgClient | null = null;
@@ -488,7 +492,7 @@ async function main(): Promise<void> {
   try {
     // Ours: the built server, production settings except logging (warn) and a huge allowance.
     const ourPort = await freePort();
-    const ours = await startChild(process.execPath, [cli, 'serve', '--port', String(ourPort), '--data-dir', path.join(dataDir, 'ours'), '--free-allowance', '1000000000'], {
+    const ours = await startChild(process.execPath, [...nodeFlags, cli, 'serve', '--port', String(ourPort), '--data-dir', path.join(dataDir, 'ours'), '--free-allowance', '1000000000'], {
       LOG_LEVEL: 'warn',
       SQLITE_SYNCHRONOUS: sync,
     });
@@ -503,7 +507,7 @@ async function main(): Promise<void> {
     let pgProc: ChildProcess | null = null;
     if (pg) {
       pgPort = await freePort();
-      pgProc = await startChild(process.execPath, [cli, 'serve', '--port', String(pgPort), '--data-dir', path.join(dataDir, 'pg'), '--free-allowance', '1000000000'], {
+      pgProc = await startChild(process.execPath, [...nodeFlags, cli, 'serve', '--port', String(pgPort), '--data-dir', path.join(dataDir, 'pg'), '--free-allowance', '1000000000'], {
         LOG_LEVEL: 'warn',
         DATABASE_URL: databaseUrl,
         DATABASE_SCHEMA: pgSchema,
@@ -515,10 +519,10 @@ async function main(): Promise<void> {
 
     const self = fileURLToPath(import.meta.url);
     const barePort = await freePort();
-    const bare = await startChild(process.execPath, ['--import', 'tsx', self, '--serve-baseline', String(barePort)], {});
+    const bare = await startChild(process.execPath, [...nodeFlags, '--import', 'tsx', self, '--serve-baseline', String(barePort)], {});
     children.push(bare);
     const signedPort = await freePort();
-    const signed = await startChild(process.execPath, ['--import', 'tsx', self, '--serve-signed', String(signedPort), '--template', templatePath], {});
+    const signed = await startChild(process.execPath, [...nodeFlags, '--import', 'tsx', self, '--serve-signed', String(signedPort), '--template', templatePath], {});
     children.push(signed);
     const bareUrl = `http://127.0.0.1:${barePort}/validate`;
     const signedUrl = `http://127.0.0.1:${signedPort}/validate`;
@@ -628,9 +632,11 @@ Peak RSS of ours on PostgreSQL: ${pgRss ?? 'n/a'} MiB.
     const section = `## HTTP
 
 Command: \`npm run bench:http\` (builds, then \`npx tsx bench/http.ts\`; options \`--duration N --connections N --runs N --rate N --no-write
---database-url URL --no-postgres\`; \`SQLITE_SYNCHRONOUS=NORMAL npm run bench:http\` runs ours with WAL syncs at checkpoints only).
+--database-url URL --no-postgres --v8-pool-size N\`; \`SQLITE_SYNCHRONOUS=NORMAL npm run bench:http\` runs ours with WAL syncs at checkpoints only).
 Body = the [invoice example](protocol.md#worked-example) (\`test/fixtures/invoice.request.json\`, ${Buffer.byteLength(invoice)} bytes). Every server is
-its own child process on 127.0.0.1; the load generator runs in the driver process on the same machine (${cpus().length} CPUs, shared).
+its own child process on 127.0.0.1, started with \`node ${nodeFlags.join(' ')}\` (V8's background threads: ${v8Pool}, as \`npm start\` runs the
+service — [operations](operations.md#v8s-background-threads); Node's default is 4); the load generator runs in the driver process on the same
+machine (${cpus().length} CPUs, shared).
 
 - **ours**: \`node dist/cli/index.js serve\` — strict parse, verify, four hashes, Ed25519 signature, allowance counter and
   durable SQLite write of the receipt before answering (WAL, \`synchronous=${sync}\`, group commit on the writer thread);
