@@ -1,6 +1,7 @@
 /** @module The Store contract against the embedded SQLite store (a real file in a temp dir, real child processes). */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +16,12 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'aov-store-'));
 const file = join(dir, 'nested', 'verifier.db');
 const worker = resolve(here, 'store-sqlite-worker.ts');
+interface RawConnection {
+  prepare(sql: string): { run(): unknown; get(): unknown };
+  readonly inTransaction: boolean;
+  close(): void;
+}
+const Database = createRequire(import.meta.url)('better-sqlite3') as new (file: string) => RawConnection;
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -150,6 +157,34 @@ describe('sqlite specifics', () => {
     expect(shrank(bounded)).toBe(true);
     expect(bounded[bounded.length - 1]).toBeLessThan((unbounded[unbounded.length - 1] as number) / 2);
   }, 20_000);
+
+  it('worker writer: a reader holding an old snapshot does not hold the writes back while the WAL is past its bound', async () => {
+    const f = join(dir, 'wal-reader', 'verifier.db');
+    const s = createSqliteOffloadStore({ file: f, walLimitBytes: 64 * 1024 });
+    const reader = new Database(f);
+    const payload = 'x'.repeat(2000);
+    const save = () => s.saveReceipt(receipt('wal-agent', '2026-03-01T10:00:00Z', 'pass', { receipt: payload }));
+    try {
+      for (let i = 0; i < 100; i++) await save();
+      // A read transaction on a snapshot that the writes below leave behind (a long query, a backup).
+      reader.prepare('BEGIN').run();
+      expect((reader.prepare('SELECT count(*) AS n FROM receipts').get() as { n: number }).n).toBe(100);
+      let slowest = 0;
+      const until = Date.now() + 1500;
+      while (Date.now() < until) {
+        const t = performance.now();
+        await save();
+        slowest = Math.max(slowest, performance.now() - t);
+      }
+      // A RESTART checkpoint waits for that reader while it holds the writer back; it gives up within 50 ms.
+      expect(slowest).toBeLessThan(1000);
+      expect((reader.prepare('SELECT count(*) AS n FROM receipts').get() as { n: number }).n).toBe(100);
+    } finally {
+      if (reader.inTransaction) reader.prepare('COMMIT').run();
+      reader.close();
+      await s.close();
+    }
+  }, 30_000);
 
   it('processes opening a fresh file at the same instant migrate it once', async () => {
     const fresh = join(dir, 'race', 'fresh.db');

@@ -32,6 +32,8 @@ export type SqliteOffloadStoreOptions = Omit<SqliteStoreOptions, 'groupCommit'> 
 
 /** See SqliteOffloadStoreOptions.walLimitBytes. */
 const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
+/** How long a RESTART checkpoint may hold the writer back waiting for readers (ms). */
+const RESTART_WAIT_MS = 50;
 
 // Plain CommonJS evaluated in the worker: no loader or build step involved, works from src/ and dist/ alike.
 // Its statements are the ones src/store/sqlite.ts prepares (src/store/sqlite-sql.ts), handed over in workerData.
@@ -217,12 +219,14 @@ parentPort.on('message', (op) => {
 // frame already copied, which under steady load never happens (the writer appends while the copy
 // runs): so once the WAL is past its bound, a RESTART checkpoint follows the PASSIVE one. It holds
 // the writer back only while it copies the few frames written during the PASSIVE copy and syncs,
-// then the writer's next commit starts the WAL over (and cuts the file to the bound).
+// then the writer's next commit starts the WAL over (and cuts the file to the bound). A RESTART also
+// waits for every reader of an older snapshot (a long query, a backup) while it holds the writer
+// back, so it waits at most RESTART_WAIT_MS and otherwise gives up until the next tick.
 const CHECKPOINTER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { timeout: workerData.busyTimeoutMs });
-db.pragma('busy_timeout = ' + Math.trunc(workerData.busyTimeoutMs));
+db.pragma('busy_timeout = ' + Math.trunc(workerData.restartWaitMs));
 db.pragma('synchronous = ' + workerData.synchronous);
 const pageSize = db.pragma('page_size', { simple: true });
 const timer = setInterval(() => {
@@ -254,7 +258,7 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ...connection, sql: SQLITE_WRITE_SQL, identity, pendingSql: LOG_PENDING_SQL } });
   // An idle writer must not keep the process alive; pending calls hold their own promises.
   worker.unref();
-  const checkpointer = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { ...connection, intervalMs: 200 } });
+  const checkpointer = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { ...connection, intervalMs: 200, restartWaitMs: RESTART_WAIT_MS } });
   checkpointer.unref();
   const checkpointerClosed = new Promise<void>((resolve) => {
     checkpointer.on('message', (m) => m === 'closed' && resolve());
