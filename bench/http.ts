@@ -722,8 +722,9 @@ ${
     if (write) {
       const file = path.join(root, 'docs/BENCHMARKS.md');
       const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
-      // Replace only this section: other sections belong to other benchmarks.
-      const re = /## HTTP\n[\s\S]*?(?=\n## |$)/;
+      // Replace only the head of this section, up to its first dated subsection: the subsections are the
+      // record of earlier runs (written by hand, with what changed), and other sections belong to other benchmarks.
+      const re = /## HTTP\n[\s\S]*?(?=\n### |\n## |$)/;
       const next = re.test(current) ? current.replace(re, section.trimEnd() + '\n') : `${current.trimEnd()}\n\n${section}`;
       writeFileSync(file, next);
       process.stdout.write(`written to ${path.relative(root, file)}\n`);
