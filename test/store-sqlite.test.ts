@@ -186,6 +186,34 @@ describe('sqlite specifics', () => {
     }
   }, 30_000);
 
+  it('worker writer: a write waiting for the lock goes ahead as soon as it is released, not at the busy handler\'s next step', async () => {
+    const f = join(dir, 'lock-wait', 'verifier.db');
+    // NORMAL: the save resolves at its commit, so the delay measured is the wait for the lock alone.
+    const s = createSqliteOffloadStore({ file: f, synchronous: 'NORMAL' });
+    const other = new Database(f);
+    const save = () => s.saveReceipt(receipt('lock-agent', '2026-03-01T10:00:00Z', 'pass')).then(() => performance.now());
+    const delays: number[] = [];
+    try {
+      await save();
+      for (let i = 0; i < 5; i++) {
+        // Another connection (another process, a payment write on the main connection) holds the write lock 20 ms.
+        other.prepare('BEGIN IMMEDIATE').run();
+        const saved = save();
+        await new Promise((r) => setTimeout(r, 20));
+        const released = performance.now();
+        other.prepare('COMMIT').run();
+        delays.push((await saved) - released);
+      }
+      // SQLite's own busy handler sleeps 1, 2, 5, 10, 15 ms between tries: the lock released at 20 ms was taken at 33 ms.
+      delays.sort((a, b) => a - b);
+      expect(delays[2]).toBeLessThan(8);
+    } finally {
+      if (other.inTransaction) other.prepare('ROLLBACK').run();
+      other.close();
+      await s.close();
+    }
+  }, 20_000);
+
   it('processes opening a fresh file at the same instant migrate it once', async () => {
     const fresh = join(dir, 'race', 'fresh.db');
     const outs = await raceWorkers<{ versions: number[] }>(3, ['open', fresh]);

@@ -35,6 +35,19 @@ const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
 /** How long a RESTART checkpoint may hold the writer back waiting for readers (ms). */
 const RESTART_WAIT_MS = 50;
 
+// The transparency log's queue read as CommonJS source: each queued receipt's entry encoded and the receipt
+// hashed off the HTTP thread (the same entryText as src/log/entry.ts, evaluated from its source).
+const LOG_PENDING_SOURCE = entryText.toString() + `
+function createLogPending(db, sql) {
+  const crypto = require('node:crypto');
+  const pending = db.prepare(sql);
+  return (limit) => pending.all(limit).map((r) => r.verification_id === null
+    ? { seq: r.seq, verificationId: r.queued_id, record: null }
+    : { seq: r.seq, verificationId: r.queued_id, record: null, entry: entryText(r.verification_id, r.task_id, r.agent_id, r.result, r.overall_ratio, r.verified_at,
+        crypto.createHash('sha256').update(r.receipt, 'utf8').digest('hex')) });
+}
+`;
+
 // Plain CommonJS evaluated in the worker: no loader or build step involved, works from src/ and dist/ alike.
 // Its statements are the ones src/store/sqlite.ts prepares (src/store/sqlite-sql.ts), handed over in workerData.
 //
@@ -48,7 +61,7 @@ const RESTART_WAIT_MS = 50;
 // sync makes them durable as well; a power cut can at worst forget a few counted free calls, which is harmless.
 // A small batch (a moderate rate: one or two requests per commit) is synced on the writer itself before it
 // answers: fewer thread wake-ups per receipt, which is what a receipt costs most at such a rate (see flush).
-const WORKER_SOURCE = LOG_APPEND_SOURCE + entryText.toString() + `
+const WORKER_SOURCE = LOG_APPEND_SOURCE + LOG_PENDING_SOURCE + `
 const { parentPort, workerData } = require('node:worker_threads');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -56,6 +69,25 @@ const Database = require(workerData.driver);
 const db = new Database(workerData.file, { timeout: workerData.busyTimeoutMs });
 db.pragma('busy_timeout = ' + Math.trunc(workerData.busyTimeoutMs));
 db.pragma('journal_mode = WAL');
+// Past the setup the writer waits for the write lock itself (see beginImmediate): SQLite's own busy handler
+// sleeps 1, 2, 5, 10, 15, 20… ms between tries, so a lock held 6 ms by the checkpointer's RESTART held the
+// writer 8 ms, and one held 16 ms held it 19 ms, with every request's allowance and receipt queued behind.
+db.pragma('busy_timeout = 0');
+const BUSY_RETRY_MS = 0.25;
+const sleepCell = new Int32Array(new SharedArrayBuffer(4));
+/** Runs fn in a BEGIN IMMEDIATE transaction, trying for the write lock every BUSY_RETRY_MS until busyTimeoutMs. */
+function beginImmediate(fn) {
+  let started = false;
+  const tx = db.transaction(() => { started = true; fn(); });
+  const deadline = Date.now() + workerData.busyTimeoutMs;
+  for (;;) {
+    try { return tx.immediate(); } catch (e) {
+      // Only a refused BEGIN is tried again: once fn ran, its outcomes are recorded and must not be repeated.
+      if (started || !e || e.code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw e;
+      Atomics.wait(sleepCell, 0, 0, BUSY_RETRY_MS);
+    }
+  }
+}
 const syncWal = workerData.synchronous === 'FULL';
 db.pragma('synchronous = NORMAL');
 // No checkpoints on the writer: an automatic checkpoint runs inside the commit that crosses the
@@ -80,16 +112,8 @@ const refundUnits = db.prepare(workerData.sql.refundUnits);
 const saveMany = db.transaction((rows) => { for (const r of rows) insert.run(...r); });
 // Transparency-log appends on this connection too (see log-sqlite.ts): no second writer to wait for.
 const logAppend = createLogAppend(db);
-// The log's queue read here too, each entry encoded and its receipt hashed on this thread (the same
-// entryText as src/log/entry.ts, evaluated from its source) rather than on the HTTP thread.
-const crypto = require('node:crypto');
-const pending = db.prepare(workerData.pendingSql);
-function logPending(limit) {
-  return pending.all(limit).map((r) => r.verification_id === null
-    ? { seq: r.seq, verificationId: r.queued_id, record: null }
-    : { seq: r.seq, verificationId: r.queued_id, record: null, entry: entryText(r.verification_id, r.task_id, r.agent_id, r.result, r.overall_ratio, r.verified_at,
-        crypto.createHash('sha256').update(r.receipt, 'utf8').digest('hex')) });
-}
+// The log's queue read, here only when the checkpointer thread (which normally serves it) has stopped.
+const logPending = createLogPending(db, workerData.pendingSql);
 function run(op) {
   if (op.op === 'consume') {
     const row = consume.get(op.clientKey, op.day, op.limit);
@@ -198,7 +222,7 @@ function flush() {
   }
   if (writes.length > 0) {
     try {
-      db.transaction(() => {
+      beginImmediate(() => {
         for (const op of writes) {
           try {
             const value = run(op);
@@ -208,7 +232,7 @@ function flush() {
             else out.push({ id: op.id, ok: true, value });
           } catch (e) { out.push(failed(op.id, e)); }
         }
-      }).immediate();
+      });
     } catch (e) {
       out = writes.map((op) => failed(op.id, e));
       saved.length = 0;
@@ -259,13 +283,16 @@ parentPort.on('message', (op) => {
 // then the writer's next commit starts the WAL over (and cuts the file to the bound). A RESTART also
 // waits for every reader of an older snapshot (a long query, a backup) while it holds the writer
 // back, so it waits at most RESTART_WAIT_MS and otherwise gives up until the next tick.
-const CHECKPOINTER_SOURCE = `
+const CHECKPOINTER_SOURCE = LOG_PENDING_SOURCE + `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { timeout: workerData.restartWaitMs });
 db.pragma('busy_timeout = ' + Math.trunc(workerData.restartWaitMs));
 db.pragma('synchronous = ' + workerData.synchronous);
 const pageSize = db.pragma('page_size', { simple: true });
+// The log's queue read is served here, a reader beside the writer: reading back and hashing a batch of
+// receipts took 2-14 ms, and on the writer every allowance and receipt that arrived meanwhile waited.
+const logPending = createLogPending(db, workerData.pendingSql);
 const timer = setInterval(() => {
   try {
     const [state] = db.pragma('wal_checkpoint(PASSIVE)');
@@ -273,7 +300,8 @@ const timer = setInterval(() => {
   } catch { /* busy or closing: the next tick tries again */ }
 }, workerData.intervalMs);
 parentPort.on('message', (m) => {
-  if (m === 'close') { clearInterval(timer); db.close(); parentPort.postMessage('closed'); parentPort.close(); }
+  if (m === 'close') { clearInterval(timer); db.close(); parentPort.postMessage('closed'); parentPort.close(); return; }
+  try { parentPort.postMessage({ id: m.id, ok: true, value: logPending(m.limit) }); } catch (e) { parentPort.postMessage({ id: m.id, ok: false, message: String(e && e.message || e) }); }
 });
 `;
 
@@ -295,13 +323,35 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ...connection, sql: SQLITE_WRITE_SQL, identity, pendingSql: LOG_PENDING_SQL } });
   // An idle writer must not keep the process alive; pending calls hold their own promises.
   worker.unref();
-  const checkpointer = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { ...connection, intervalMs: 200, restartWaitMs: RESTART_WAIT_MS } });
+  const checkpointer = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { ...connection, intervalMs: 200, restartWaitMs: RESTART_WAIT_MS, pendingSql: LOG_PENDING_SQL } });
   checkpointer.unref();
+  // Log-queue reads waiting for the checkpointer; once it has stopped they go to the writer instead.
+  const reads = new Map<number, Settle>();
+  let nextReadId = 1;
+  let readerUp = true;
+  const readerDown = () => {
+    readerUp = false;
+    for (const r of reads.values()) r.reject(new Error('the log queue reader has stopped'));
+    reads.clear();
+  };
   const checkpointerClosed = new Promise<void>((resolve) => {
-    checkpointer.on('message', (m) => m === 'closed' && resolve());
-    checkpointer.on('exit', () => resolve());
+    checkpointer.on('message', (m: 'closed' | Outcome) => {
+      if (m === 'closed') return resolve();
+      const r = reads.get(m.id);
+      if (!r) return;
+      reads.delete(m.id);
+      if (m.ok) r.resolve(m.value);
+      else r.reject(new Error(m.message));
+    });
+    checkpointer.on('exit', () => {
+      readerDown();
+      resolve();
+    });
     // A failed checkpointer only lets the WAL grow until the next start; it never loses a write.
-    checkpointer.on('error', () => resolve());
+    checkpointer.on('error', () => {
+      readerDown();
+      resolve();
+    });
   });
   const pending = new Map<number, Settle>();
   let nextId = 1;
@@ -415,7 +465,12 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
     },
 
     logPending(limit: number): Promise<LogPendingReceipt[]> {
-      return call<LogPendingReceipt[]>({ op: 'logPending', limit });
+      if (!readerUp || closing) return call<LogPendingReceipt[]>({ op: 'logPending', limit });
+      return new Promise<LogPendingReceipt[]>((resolve, reject) => {
+        const id = nextReadId++;
+        reads.set(id, { resolve: resolve as (v: unknown) => void, reject });
+        checkpointer.postMessage({ id, limit });
+      });
     },
 
     async health(): Promise<boolean> {
