@@ -136,6 +136,8 @@ function run(op) {
   throw new Error('unknown operation ' + op.op);
 }
 const failed = (id, e) => ({ id, ok: false, message: String(e && e.message || e), code: e && e.code });
+// The answer of a committed write once its sync is done (err: the sync failed).
+const synced = (s, err) => (err ? failed(s.id, err) : { id: s.id, ok: true, value: s.value });
 // Committed receipts waiting for a WAL sync that starts after their commit.
 let unsynced = [];
 let syncing = false;
@@ -182,7 +184,7 @@ function startSync() {
   syncWalFile((e) => {
     const finish = (err) => {
       syncing = false;
-      parentPort.postMessage(err ? batch.map((s) => failed(s.id, err)) : batch.map((s) => ({ id: s.id, ok: true, value: s.value })));
+      parentPort.postMessage(batch.map((s) => synced(s, err)));
       startSync();
     };
     if (e || dirSynced) return finish(e);
@@ -251,7 +253,7 @@ function flush() {
   if (saved.length > 0 && writes.length <= INLINE_SYNC_MAX_OPS && dirSynced && !syncing && unsynced.length === 0) {
     let err = null;
     try { fs.fdatasyncSync(openWal()); } catch (e) { err = e; closeWal(); }
-    for (const s of saved) out.push(err ? failed(s.id, err) : { id: s.id, ok: true, value: s.value });
+    for (const s of saved) out.push(synced(s, err));
     parentPort.postMessage({ flushed: out });
     return;
   }
@@ -308,6 +310,16 @@ parentPort.on('message', (m) => {
 type Settle = { resolve(v: unknown): void; reject(e: unknown): void };
 type Outcome = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string; code?: string };
 
+/** Settles the call an answer from the writer or the checkpointer belongs to (none: already settled). */
+function settle(calls: Map<number, Settle>, o: Outcome): void {
+  const p = calls.get(o.id);
+  if (!p) return;
+  calls.delete(o.id);
+  if (o.ok) p.resolve(o.value);
+  else if (o.code === 'STORE_FILE') p.reject(new StoreFaultError(o.message));
+  else p.reject(Object.assign(new Error(o.message), o.code ? { code: o.code } : {}));
+}
+
 export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): SqliteStore {
   // The main connection creates/migrates the schema before the worker prepares its statements.
   const base = createSqliteStore({ ...options, groupCommit: false });
@@ -336,12 +348,8 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
   };
   const checkpointerClosed = new Promise<void>((resolve) => {
     checkpointer.on('message', (m: 'closed' | Outcome) => {
-      if (m === 'closed') return resolve();
-      const r = reads.get(m.id);
-      if (!r) return;
-      reads.delete(m.id);
-      if (m.ok) r.resolve(m.value);
-      else r.reject(new Error(m.message));
+      if (m === 'closed') resolve();
+      else settle(reads, m);
     });
     checkpointer.on('exit', () => {
       readerDown();
@@ -375,14 +383,7 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
       inFlight = false;
       post();
     }
-    for (const o of outcomes) {
-      const p = pending.get(o.id);
-      if (!p) continue;
-      pending.delete(o.id);
-      if (o.ok) p.resolve(o.value);
-      else if (o.code === 'STORE_FILE') p.reject(new StoreFaultError(o.message));
-      else p.reject(Object.assign(new Error(o.message), o.code ? { code: o.code } : {}));
-    }
+    for (const o of outcomes) settle(pending, o);
   });
   worker.on('error', (e) => failAll(e instanceof Error ? e : new Error(String(e))));
   worker.on('exit', () => {
