@@ -1,15 +1,17 @@
 /** @module The Store contract against the embedded SQLite store (a real file in a temp dir, real child processes). */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { receiptValues } from '../src/store/common.js';
 import { openStore } from '../src/store/index.js';
 import { SQLITE_MIGRATIONS } from '../src/store/migrations/sqlite.js';
 import { createSqliteStore } from '../src/store/sqlite.js';
 import { createSqliteOffloadStore } from '../src/store/sqlite-offload.js';
+import { SQLITE_WRITE_SQL } from '../src/store/sqlite-sql.js';
 import { defineStoreContract, receipt } from './store-contract.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -17,7 +19,9 @@ const dir = mkdtempSync(join(tmpdir(), 'aov-store-'));
 const file = join(dir, 'nested', 'verifier.db');
 const worker = resolve(here, 'store-sqlite-worker.ts');
 interface RawConnection {
-  prepare(sql: string): { run(): unknown; get(): unknown };
+  prepare(sql: string): { run(...params: unknown[]): unknown; get(...params: unknown[]): unknown; all(...params: unknown[]): unknown[] };
+  exec(sql: string): unknown;
+  pragma(sql: string): unknown;
   readonly inTransaction: boolean;
   close(): void;
 }
@@ -274,5 +278,73 @@ describe('sqlite specifics', () => {
 
   it('openStore refuses a URL that is neither empty nor PostgreSQL', async () => {
     await expect(openStore({ dataDir: dir, databaseUrl: 'mysql://x' })).rejects.toThrow(/postgres/);
+  });
+
+  it('a database of version 4 keeps its log queue, in order, through migration 5, and new receipts queue after it', async () => {
+    const old = join(dir, 'v4', 'verifier.db');
+    mkdirSync(dirname(old), { recursive: true });
+    const raw = new Database(old);
+    raw.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+    for (const m of SQLITE_MIGRATIONS.filter((x) => x.version <= 4)) {
+      raw.exec(m.sql);
+      raw.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, '2026-11-30T00:00:00Z');
+    }
+    const insert = raw.prepare(SQLITE_WRITE_SQL.insertReceipt);
+    const before = [0, 1, 2, 3].map((i) => receipt('agent-m', `2026-11-30T00:00:0${i}Z`, 'pass'));
+    for (const r of before) insert.run(...receiptValues(r));
+    // One already taken by the sequencer: the queue's seqs have a gap, and AUTOINCREMENT had counted past it.
+    raw.prepare('DELETE FROM log_queue WHERE seq = (SELECT min(seq) FROM log_queue)').run();
+    const queuedBefore = raw.prepare('SELECT seq, verification_id FROM log_queue ORDER BY seq').all() as Array<{ seq: number; verification_id: string }>;
+    raw.close();
+    expect(queuedBefore.map((q) => q.verification_id)).toEqual(before.slice(1).map((r) => r.verificationId));
+
+    const s = createSqliteStore({ file: old });
+    try {
+      const after = [4, 5].map((i) => receipt('agent-m', `2026-11-30T00:00:0${i}Z`, 'fail'));
+      for (const r of after) await s.saveReceipt(r);
+      const check = new Database(old);
+      const queued = check.prepare('SELECT seq, verification_id FROM log_queue ORDER BY seq').all() as Array<{ seq: number; verification_id: string }>;
+      const versions = (check.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as Array<{ version: number }>).map((v) => v.version);
+      const autoincrement = check.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE name = 'log_queue' AND sql LIKE '%AUTOINCREMENT%'").get() as { n: number };
+      check.close();
+      expect(versions).toEqual(SQLITE_MIGRATIONS.map((m) => m.version));
+      expect(autoincrement.n).toBe(0);
+      // The rows that were queued keep their seqs; the new ones come after them, in storage order.
+      expect(queued.slice(0, 3)).toEqual(queuedBefore);
+      expect(queued.map((q) => q.verification_id)).toEqual([...before.slice(1), ...after].map((r) => r.verificationId));
+      expect(queued.every((q, i) => i === 0 || q.seq > (queued[i - 1] as { seq: number }).seq)).toBe(true);
+      // The history still reads newest first from the re-created index.
+      const page = await s.reputation('agent-m', { limit: 3 });
+      expect(page.history.map((h) => h.verification_id)).toEqual([after[1], after[0], before[3]].map((r) => r!.verificationId));
+      const rest = await s.reputation('agent-m', { limit: 3, cursor: page.next_cursor });
+      expect(rest.history.map((h) => h.verification_id)).toEqual([before[2], before[1], before[0]].map((r) => r!.verificationId));
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a receipt committed on its own writes at most 7 pages to the WAL (8.3 before migration 5)', async () => {
+    const lean = join(dir, 'pages', 'verifier.db');
+    await createSqliteStore({ file: lean }).close();
+    const raw = new Database(lean);
+    try {
+      raw.pragma('wal_autocheckpoint = 0');
+      const insert = raw.prepare(SQLITE_WRITE_SQL.insertReceipt);
+      // A receipt of the size the service issues for a small request (~2.3 kB), one agent, one commit each.
+      const text = 'x'.repeat(2300);
+      let ms = Date.parse('2026-11-30T00:00:00Z');
+      const put = (n: number): void => {
+        for (let i = 0; i < n; i++) insert.run(...receiptValues(receipt('agent-p', new Date((ms += 1000)).toISOString().replace(/\.\d+Z$/, 'Z'), 'pass', { receipt: text })));
+      };
+      put(300); // past the first pages of every tree
+      const frames = (): number => (statSync(lean + '-wal').size - 32) / (4096 + 24);
+      const start = frames();
+      put(1000);
+      const perReceipt = (frames() - start) / 1000;
+      expect(perReceipt).toBeGreaterThan(3); // the receipt's own page, its two index entries and the queue row at least
+      expect(perReceipt).toBeLessThan(7);
+    } finally {
+      raw.close();
+    }
   });
 });
