@@ -272,6 +272,8 @@ interface RateRun {
   intended: number;
   /** ours' event-loop delay during the run (from its /metrics), ms. */
   loop?: { p99: number; max: number };
+  /** ours' WAL syncs during the run (SQLite only), from the aov_store_wal_sync_seconds histogram. */
+  syncs?: SyncSummary;
   achieved: number;
   p50: number;
   p99: number;
@@ -407,14 +409,35 @@ async function fetchText(url: string, body: string): Promise<string> {
 const LOOP_SAMPLING_MS = 10;
 
 /** Event-loop delay of ours past the sampling interval since the previous scrape (each scrape resets the monitor), in ms. */
-async function loopDelay(base: string): Promise<{ p99: number; max: number }> {
+async function loopDelay(base: string): Promise<{ p99: number; max: number; syncs: Map<string, number> }> {
   const res = await fetch(`${base}/metrics`, { headers: process.env.METRICS_TOKEN ? { authorization: `Bearer ${process.env.METRICS_TOKEN}` } : {} });
   const text = await res.text();
   const read = (name: string): number => {
     const m = new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text);
     return m ? ms(Math.max(0, Number(m[1]) * 1000 - LOOP_SAMPLING_MS)) : NaN;
   };
-  return { p99: read('nodejs_eventloop_lag_p99_seconds'), max: read('nodejs_eventloop_lag_max_seconds') };
+  // The WAL sync histogram's cumulative buckets (le -> count) since the server started; empty on PostgreSQL.
+  const syncs = new Map<string, number>();
+  for (const m of text.matchAll(/^aov_store_wal_sync_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)) syncs.set(m[1] as string, Number(m[2]));
+  return { p99: read('nodejs_eventloop_lag_p99_seconds'), max: read('nodejs_eventloop_lag_max_seconds'), syncs };
+}
+
+/** What the disk did for ours during one run: its WAL syncs, how many took over 10 ms, and the bucket of the slowest. */
+interface SyncSummary {
+  count: number;
+  over10ms: number;
+  /** Upper bound (ms) of the slowest sync's bucket ('> 1000' past the last). */
+  slowest: string;
+}
+
+function syncSummary(before: Map<string, number>, after: Map<string, number>): SyncSummary | undefined {
+  if (after.size === 0) return undefined;
+  const delta = [...after].map(([le, n]) => ({ le, n: n - (before.get(le) ?? 0) }));
+  const count = delta.find((d) => d.le === '+Inf')?.n ?? 0;
+  const within10 = delta.find((d) => d.le === '0.01')?.n ?? 0;
+  const first = delta.find((d) => d.n === count);
+  const slowest = first === undefined || count === 0 ? 'n/a' : first.le === '+Inf' ? '> 1000' : `≤ ${ms(Number(first.le) * 1000)}`;
+  return { count, over10ms: count - within10, slowest };
 }
 
 /** The URL without its password, for printing. */
@@ -550,13 +573,16 @@ async function main(): Promise<void> {
     const fixedPg: Array<{ run: RateRun; usage: PgUsage | null }> = [];
     const fixedRun = async (port: number): Promise<RateRun> => {
       const base = `http://127.0.0.1:${port}`;
-      await loopDelay(base); // resets the monitor: the next reading covers this run only
+      const before = await loopDelay(base); // resets the monitor: the next reading covers this run only
       const f = await openLoop(`${base}/verify/schema`, invoice, { rate, duration, connections });
-      f.loop = await loopDelay(base);
+      const after = await loopDelay(base);
+      f.loop = { p99: after.p99, max: after.max };
+      f.syncs = syncSummary(before.syncs, after.syncs);
       return f;
     };
     const fixedLine = (label: string, i: number, f: RateRun): string =>
-      `fixed-rate run ${i + 1} (${label}): ${f.achieved} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, max ${f.max} ms, errors ${f.errors}` + (f.loop ? `, event-loop delay p99 ${f.loop.p99} ms max ${f.loop.max} ms` : '');
+      `fixed-rate run ${i + 1} (${label}): ${f.achieved} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, max ${f.max} ms, errors ${f.errors}` + (f.loop ? `, event-loop delay p99 ${f.loop.p99} ms max ${f.loop.max} ms` : '') +
+      (f.syncs ? `, WAL syncs ${f.syncs.count} (${f.syncs.over10ms} over 10 ms, slowest ${f.syncs.slowest} ms)` : '');
     for (let i = 0; i < runs; i++) {
       // The floor of this measurement on this machine: the same load generator against the signed baseline (no store).
       const sgf = await openLoop(signedUrl, invoice, { rate, duration, connections });
@@ -609,7 +635,8 @@ async function main(): Promise<void> {
     const fixedRows = fixed
       .flatMap((f, i) => {
         const row = (store: string, r: RateRun, cores: string) =>
-          `| ${i + 1} | ${store} | ${r.achieved} | ${r.p50} | **${r.p99}** | ${r.max} | ${r.errors} | ${r.loop?.p99 ?? 'n/a'} | ${r.loop?.max ?? 'n/a'} | ${cores} |`;
+          `| ${i + 1} | ${store} | ${r.achieved} | ${r.p50} | **${r.p99}** | ${r.max} | ${r.errors} | ${r.loop?.p99 ?? 'n/a'} | ${r.loop?.max ?? 'n/a'} | ` +
+          `${r.syncs ? `${r.syncs.over10ms} of ${r.syncs.count}` : '—'} | ${r.syncs?.slowest ?? '—'} | ${cores} |`;
         const p = fixedPg[i];
         return [row('signed baseline', fixedSigned[i] as RateRun, '—'), row('SQLite', f, '—'), ...(p ? [row('PostgreSQL', p.run, describePg(p.usage).cores)] : [])];
       })
@@ -664,13 +691,15 @@ each latency runs from the request's intended send time, so queueing behind a st
 under the same load: its latency is what this load generator, the server's HTTP stack and one signature cost on this machine with no
 store at all, the floor of the measurement.
 
-| run | store | achieved req/s | p50 ms | p99 ms | max ms | errors | event-loop delay p99 ms | event-loop delay max ms | PostgreSQL CPU (cores) |
-|---|---|---|---|---|---|---|---|---|---|
+| run | store | achieved req/s | p50 ms | p99 ms | max ms | errors | event-loop delay p99 ms | event-loop delay max ms | WAL syncs over 10 ms | slowest WAL sync ms | PostgreSQL CPU (cores) |
+|---|---|---|---|---|---|---|---|---|---|---|---|
 ${fixedRows}
 
 The event-loop delay columns are ours' own \`nodejs_eventloop_lag_p99_seconds\` / \`_max_seconds\` from \`/metrics\` over each run
 (\`perf_hooks.monitorEventLoopDelay\`, sampled every 10 ms) less the 10 ms sampling interval, which the histogram includes (an idle
 loop reads 10 ms): how long the thread was busy past a sample's due time. A max far above the p99 points at a synchronous stall.
+The WAL sync columns are ours' \`aov_store_wal_sync_seconds\` histogram over each run (SQLite only): every receipt is answered after
+a disk sync of the WAL, so a run whose syncs took tens of ms measured the disk of that moment (the slowest is given as its bucket's bound).
 
 ${pgSection}
 Measured ${date} UTC, load average (1 min) ${loadBefore.toFixed(2)} before and ${loadAfter.toFixed(2)} after.

@@ -15,7 +15,7 @@ import type { TransparencyLog } from './log/index.js';
 import type { HttpServer } from './http/server.js';
 import { attestationExtension } from './receipts/index.js';
 import { openSigningKeys, type SigningKeys } from './service/signing-keys.js';
-import { createHttpMetrics, registerRunMetrics } from './http/metrics.js';
+import { createHttpMetrics, registerRunMetrics, registerStoreMetrics } from './http/metrics.js';
 import { createInlineRunner } from './service/inline-runner.js';
 import { createPoolRunner } from './service/pool-runner.js';
 import { createFastPath } from './service/fast-path.js';
@@ -190,6 +190,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     }
     const metrics = createHttpMetrics();
     if (pool) registerRunMetrics(metrics.registry, () => pool.runs());
+    const walSyncs = store.walSyncs?.bind(store);
+    if (walSyncs) registerStoreMetrics(metrics.registry, walSyncs);
     const pipeline = createPipeline({
       runner,
       service,

@@ -190,6 +190,29 @@ describe('sqlite specifics', () => {
     }
   }, 30_000);
 
+  it('worker writer: every WAL sync that made receipts durable is counted in walSyncs()', async () => {
+    const s = createSqliteOffloadStore({ file: join(dir, 'syncs', 'verifier.db') });
+    try {
+      expect(s.walSyncs?.().counts.reduce((a, b) => a + b, 0)).toBe(0);
+      // One at a time (each its own commit and sync), then 20 at once (one or a few syncs for all).
+      for (let i = 0; i < 5; i++) await s.saveReceipt(receipt('agent-sync', `2026-11-30T00:00:0${i}Z`, 'pass'));
+      const one = s.walSyncs!();
+      expect(one.counts.reduce((a, b) => a + b, 0)).toBe(5);
+      await Promise.all(Array.from({ length: 20 }, (_, i) => s.saveReceipt(receipt('agent-sync', `2026-11-30T00:01:${String(i).padStart(2, '0')}Z`, 'pass'))));
+      const all = s.walSyncs!();
+      const count = all.counts.reduce((a, b) => a + b, 0);
+      expect(count).toBeGreaterThan(5);
+      expect(count).toBeLessThan(25);
+      expect(all.counts).toHaveLength(all.bounds.length + 1);
+      expect(all.sum).toBeGreaterThan(one.sum);
+      // Allowance writes are not synced on their own: no more syncs.
+      await s.consumeAllowance('c-sync', '2026-11-30', 10);
+      expect(s.walSyncs!().counts.reduce((a, b) => a + b, 0)).toBe(count);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('worker writer: a write waiting for the lock goes ahead as soon as it is released, not at the busy handler\'s next step', async () => {
     const f = join(dir, 'lock-wait', 'verifier.db');
     // NORMAL: the save resolves at its commit, so the delay measured is the wait for the lock alone.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createHttpMetrics } from './metrics.js';
+import { createHttpMetrics, registerStoreMetrics } from './metrics.js';
 
 function gauge(text: string, name: string): number {
   const m = new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text);
@@ -26,3 +26,22 @@ describe('metrics: event-loop delay', () => {
 
   });
 });
+
+describe('metrics: the store\'s WAL syncs', () => {
+  it('are a Prometheus histogram: cumulative buckets, the last one +Inf, with sum and count', async () => {
+    const metrics = createHttpMetrics({ defaultMetrics: false });
+    let stats = { bounds: [0.001, 0.01], counts: [3, 2, 1], sum: 0.5 };
+    registerStoreMetrics(metrics.registry, () => stats);
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('# TYPE aov_store_wal_sync_seconds histogram');
+    expect(text).toContain('aov_store_wal_sync_seconds_bucket{le="0.001"} 3\n');
+    expect(text).toContain('aov_store_wal_sync_seconds_bucket{le="0.01"} 5\n');
+    expect(text).toContain('aov_store_wal_sync_seconds_bucket{le="+Inf"} 6\n');
+    expect(text).toContain('aov_store_wal_sync_seconds_sum 0.5\n');
+    expect(text).toContain('aov_store_wal_sync_seconds_count 6\n');
+    // Read at each scrape, not copied once.
+    stats = { bounds: [0.001, 0.01], counts: [4, 2, 1], sum: 0.6 };
+    expect(await metrics.registry.metrics()).toContain('aov_store_wal_sync_seconds_count 7\n');
+  });
+});
+

@@ -9,6 +9,7 @@
  * stall on the request path shows up as a max far above the p99.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { WalSyncStats } from '../store/store.js';
 
 export interface HttpMetrics {
   registry: Registry;
@@ -93,4 +94,31 @@ export function registerRunMetrics(registry: Registry, read: () => RunCounts): v
       this.set(read().workers);
     },
   });
+}
+
+/**
+ * aov_store_wal_sync_seconds: the embedded store's WAL syncs as a Prometheus histogram (cumulative
+ * buckets, sum, count), read from the store when /metrics is scraped. Every receipt waits for one.
+ */
+export function registerStoreMetrics(registry: Registry, read: () => WalSyncStats): void {
+  const name = 'aov_store_wal_sync_seconds';
+  const help = 'Disk syncs of the SQLite WAL that make committed receipts durable (a receipt is answered after its sync).';
+  registry.registerMetric({
+    name,
+    help,
+    type: 'histogram',
+    aggregator: 'sum',
+    get() {
+      const { bounds, counts, sum } = read();
+      const values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> = [];
+      let cumulative = 0;
+      counts.forEach((n, i) => {
+        cumulative += n;
+        values.push({ metricName: `${name}_bucket`, labels: { le: i < bounds.length ? (bounds[i] as number) : '+Inf' }, value: cumulative });
+      });
+      values.push({ metricName: `${name}_sum`, labels: {}, value: sum });
+      values.push({ metricName: `${name}_count`, labels: {}, value: cumulative });
+      return { name, help, type: 'histogram', aggregator: 'sum', values };
+    },
+  } as unknown as Parameters<Registry['registerMetric']>[0]);
 }

@@ -18,7 +18,7 @@ import type { LogAppendBatch, LogPendingReceipt } from './log-store.js';
 import { entryText } from '../log/entry.js';
 import { SQLITE_WRITE_SQL } from './sqlite-sql.js';
 import type { SqliteStore, SqliteStoreOptions } from './sqlite.js';
-import type { AllowanceState, ReceiptRecord } from './store.js';
+import type { AllowanceState, ReceiptRecord, WalSyncStats } from './store.js';
 import { StoreFaultError } from './faults.js';
 
 export type SqliteOffloadStoreOptions = Omit<SqliteStoreOptions, 'groupCommit'> & {
@@ -29,6 +29,9 @@ export type SqliteOffloadStoreOptions = Omit<SqliteStoreOptions, 'groupCommit'> 
    */
   walLimitBytes?: number;
 };
+
+/** Upper bounds (seconds) of the WAL sync histogram (walSyncs()). */
+const WAL_SYNC_BOUNDS = [0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1] as const;
 
 /** See SqliteOffloadStoreOptions.walLimitBytes. */
 const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
@@ -98,6 +101,16 @@ db.pragma('wal_autocheckpoint = 0');
 // one file of bounded size, written over in place (no new blocks to allocate on each sync).
 db.pragma('journal_size_limit = ' + Math.trunc(workerData.walLimitBytes));
 const walFile = workerData.file + '-wal';
+// Each WAL sync's duration, counted into shared memory the main thread reads when /metrics is scraped
+// (no message per sync). Only this thread writes them.
+const syncCounts = new Int32Array(workerData.syncCounts);
+const syncSum = new Float64Array(workerData.syncSum);
+function timedSync(ms) {
+  let i = 0;
+  while (i < workerData.syncBounds.length && ms > workerData.syncBounds[i] * 1000) i++;
+  Atomics.add(syncCounts, i, 1);
+  syncSum[0] += ms / 1000;
+}
 // Batches of at most this many operations are synced on this thread (see flush).
 const INLINE_SYNC_MAX_OPS = 4;
 let dirSynced = false;
@@ -173,7 +186,8 @@ function openWal() {
 function syncWalFile(done) {
   let fd;
   try { fd = openWal(); } catch (e) { return done(e); }
-  fs.fdatasync(fd, (e) => { if (e) closeWal(); done(e); });
+  const started = performance.now();
+  fs.fdatasync(fd, (e) => { timedSync(performance.now() - started); if (e) closeWal(); done(e); });
 }
 function startSync() {
   if (syncing) return;
@@ -252,7 +266,9 @@ function flush() {
   // (the writer fell behind: load) still syncs on the pool, so the next commits need not wait for it.
   if (saved.length > 0 && writes.length <= INLINE_SYNC_MAX_OPS && dirSynced && !syncing && unsynced.length === 0) {
     let err = null;
+    const started = performance.now();
     try { fs.fdatasyncSync(openWal()); } catch (e) { err = e; closeWal(); }
+    timedSync(performance.now() - started);
     for (const s of saved) out.push(synced(s, err));
     parentPort.postMessage({ flushed: out });
     return;
@@ -332,7 +348,12 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
     walLimitBytes: options.walLimitBytes ?? WAL_LIMIT_BYTES,
   };
   const identity = base.fileIdentity();
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ...connection, sql: SQLITE_WRITE_SQL, identity, pendingSql: LOG_PENDING_SQL } });
+  const syncCounts = new Int32Array(new SharedArrayBuffer(4 * (WAL_SYNC_BOUNDS.length + 1)));
+  const syncSum = new Float64Array(new SharedArrayBuffer(8));
+  const worker = new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: { ...connection, sql: SQLITE_WRITE_SQL, identity, pendingSql: LOG_PENDING_SQL, syncBounds: WAL_SYNC_BOUNDS, syncCounts: syncCounts.buffer, syncSum: syncSum.buffer },
+  });
   // An idle writer must not keep the process alive; pending calls hold their own promises.
   worker.unref();
   const checkpointer = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { ...connection, intervalMs: 200, restartWaitMs: RESTART_WAIT_MS, pendingSql: LOG_PENDING_SQL } });
@@ -421,6 +442,10 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
 
   return {
     ...base,
+
+    walSyncs(): WalSyncStats {
+      return { bounds: WAL_SYNC_BOUNDS, counts: Array.from(syncCounts, (_, i) => Atomics.load(syncCounts, i)), sum: syncSum[0] as number };
+    },
 
     async consumeAllowance(clientKey: string, day: string, limit: number): Promise<AllowanceState> {
       assertDay(day);

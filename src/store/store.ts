@@ -223,5 +223,19 @@ export interface Store extends TransparencyLogStore {
    * without it, readiness falls back to health().
    */
   check?(): Promise<string | null>;
+  /**
+   * How long the embedded store's disk syncs of committed receipts took since it opened (optional:
+   * only the SQLite writer thread has them). A receipt is answered only after its sync, so a slow
+   * disk shows here before anywhere else.
+   */
+  walSyncs?(): WalSyncStats;
   close(): Promise<void>;
+}
+
+/** A histogram of WAL sync durations: counts[i] syncs took at most bounds[i] seconds (and more than the bound before); the last count has no bound. */
+export interface WalSyncStats {
+  bounds: readonly number[];
+  counts: number[];
+  /** Seconds, all syncs together. */
+  sum: number;
 }
