@@ -44,4 +44,3 @@ describe('metrics: the store\'s WAL syncs', () => {
     expect(await metrics.registry.metrics()).toContain('aov_store_wal_sync_seconds_count 7\n');
   });
 });
-
