@@ -105,7 +105,8 @@ const walFile = workerData.file + '-wal';
 // (no message per sync). Only this thread writes them.
 const syncCounts = new Int32Array(workerData.syncCounts);
 const syncSum = new Float64Array(workerData.syncSum);
-function timedSync(ms) {
+function timedSync(started) {
+  const ms = performance.now() - started;
   let i = 0;
   while (i < workerData.syncBounds.length && ms > workerData.syncBounds[i] * 1000) i++;
   Atomics.add(syncCounts, i, 1);
@@ -187,7 +188,7 @@ function syncWalFile(done) {
   let fd;
   try { fd = openWal(); } catch (e) { return done(e); }
   const started = performance.now();
-  fs.fdatasync(fd, (e) => { timedSync(performance.now() - started); if (e) closeWal(); done(e); });
+  fs.fdatasync(fd, (e) => { timedSync(started); if (e) closeWal(); done(e); });
 }
 function startSync() {
   if (syncing) return;
@@ -268,7 +269,7 @@ function flush() {
     let err = null;
     const started = performance.now();
     try { fs.fdatasyncSync(openWal()); } catch (e) { err = e; closeWal(); }
-    timedSync(performance.now() - started);
+    timedSync(started);
     for (const s of saved) out.push(synced(s, err));
     parentPort.postMessage({ flushed: out });
     return;
@@ -372,15 +373,13 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
       if (m === 'closed') resolve();
       else settle(reads, m);
     });
-    checkpointer.on('exit', () => {
+    const stopped = () => {
       readerDown();
       resolve();
-    });
+    };
+    checkpointer.on('exit', stopped);
     // A failed checkpointer only lets the WAL grow until the next start; it never loses a write.
-    checkpointer.on('error', () => {
-      readerDown();
-      resolve();
-    });
+    checkpointer.on('error', stopped);
   });
   const pending = new Map<number, Settle>();
   let nextId = 1;
