@@ -408,8 +408,11 @@ async function fetchText(url: string, body: string): Promise<string> {
  */
 const LOOP_SAMPLING_MS = 10;
 
-/** Event-loop delay of ours past the sampling interval since the previous scrape (each scrape resets the monitor), in ms. */
-async function loopDelay(base: string): Promise<{ p99: number; max: number; syncs: Map<string, number> }> {
+/**
+ * One scrape of ours' /metrics around a fixed-rate run: the event-loop delay past the sampling interval since the previous
+ * scrape (each scrape resets the monitor), in ms, and the WAL sync histogram's cumulative buckets.
+ */
+async function scrapeRunMetrics(base: string): Promise<{ p99: number; max: number; syncs: Map<string, number> }> {
   const res = await fetch(`${base}/metrics`, { headers: process.env.METRICS_TOKEN ? { authorization: `Bearer ${process.env.METRICS_TOKEN}` } : {} });
   const text = await res.text();
   const read = (name: string): number => {
@@ -573,9 +576,9 @@ async function main(): Promise<void> {
     const fixedPg: Array<{ run: RateRun; usage: PgUsage | null }> = [];
     const fixedRun = async (port: number): Promise<RateRun> => {
       const base = `http://127.0.0.1:${port}`;
-      const before = await loopDelay(base); // resets the monitor: the next reading covers this run only
+      const before = await scrapeRunMetrics(base); // resets the monitor: the next reading covers this run only
       const f = await openLoop(`${base}/verify/schema`, invoice, { rate, duration, connections });
-      const after = await loopDelay(base);
+      const after = await scrapeRunMetrics(base);
       f.loop = { p99: after.p99, max: after.max };
       f.syncs = syncSummary(before.syncs, after.syncs);
       return f;
