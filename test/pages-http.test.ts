@@ -109,7 +109,7 @@ describe('in-browser receipt checker, run under Node', () => {
     data.cleanup();
   });
 
-  it('agrees with the service verifier on genuine, tampered and mismatched receipts', async () => {
+  it('gives the answers of the service verifier (it runs that verifier, traced) on genuine, tampered and mismatched receipts', async () => {
     const receipts: string[] = [];
     for (const body of [invoice, JSON.stringify({ ...JSON.parse(invoice), detail: 'compact' })]) {
       const res = await postJson(run.base, '/verify/schema', body);
@@ -145,7 +145,16 @@ describe('in-browser receipt checker, run under Node', () => {
       });
     }
     expect(checkReceipt(receipts[0], card).valid).toBe(true);
-    expect(checkReceipt(receipts[0], card, wrongRequest).failedCheck).toBe('output_hash');
+    const good = checkReceipt(receipts[0], card, invoice);
+    expect(good.steps.map((st) => `${st.check}:${st.ok}`)).toEqual(
+      ['format', 'key_not_found', 'algorithm', 'key_validity', 'signature', 'output_hash', 'schema_hash', 'rules_hash', 'request_hash'].map((c) => `${c}:true`),
+    );
+    expect(Object.values(good.hashes).every((h) => h !== undefined && h.computed === h.receipt)).toBe(true);
+    const bad = checkReceipt(receipts[0], card, wrongRequest);
+    expect(bad.failedCheck).toBe('output_hash');
+    expect(bad.steps.at(-1)).toEqual({ check: 'output_hash', ok: false, detail: bad.message });
+    // A syntax error is located by line and column (the page's own parse, before the verifier's).
+    expect(checkReceipt(receipts[0].slice(0, -1), card).message).toMatch(/^the receipt is not valid JSON \(line 1, column \d+: /);
   });
 
   it('every playground example is a valid request with the verdict its title promises', async () => {

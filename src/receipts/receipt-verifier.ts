@@ -54,6 +54,33 @@ export interface VerifyReceiptOptions {
   request?: unknown;
   /** Default: `score` when the response has no output_hash, else `verify`. */
   context?: AttestationContext;
+  /** When given, filled in with every check that ran and the hashes compared (for a display, such as the receipt page). */
+  trace?: ReceiptTrace;
+}
+
+export type ReceiptHashName = keyof ReceiptHashes;
+
+/** One check that ran, in order: passed (with what it found) or failed (with why). */
+export interface ReceiptCheckStep {
+  check: ReceiptCheck;
+  ok: boolean;
+  detail: string;
+}
+
+/**
+ * What a verification did, step by step. The last step is the failing one when the receipt is invalid;
+ * `hashes` holds each hash the receipt states and, when a request was given, the one recomputed from it.
+ */
+export interface ReceiptTrace {
+  steps: ReceiptCheckStep[];
+  hashes: Partial<Record<ReceiptHashName, { receipt: string; computed?: string }>>;
+  /** attestation.key_version, once it has been read. */
+  keyVersion?: string;
+}
+
+/** An empty trace to pass as `options.trace`. */
+export function newReceiptTrace(): ReceiptTrace {
+  return { steps: [], hashes: {} };
 }
 
 /** Thrown for a bad `keys` argument (the caller's configuration, not the receipt). */
@@ -67,9 +94,6 @@ export class ReceiptKeyError extends Error {
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function fail(failedCheck: ReceiptCheck, message: string): ReceiptVerification {
-  return { valid: false, failedCheck, message };
-}
 
 interface KeyCandidate<K> {
   key: K;
@@ -77,6 +101,8 @@ interface KeyCandidate<K> {
   notBefore?: unknown;
   notAfter?: unknown;
   windowed: boolean;
+  /** Where the key came from, for the trace. */
+  source: string;
 }
 
 /** The attestation extension's key list, or a reason there is none. */
@@ -97,7 +123,7 @@ function findKey<K>(crypto: ReceiptCrypto<K>, keys: ReceiptKeys, keyVersion: str
   if ('publicKey' in keys) {
     const key = importBase64Key(crypto, keys.publicKey);
     if (!key) throw new ReceiptKeyError('the public key must be standard base64 of the raw 32-byte Ed25519 key');
-    return { key, algorithm: SIGNATURE_ALGORITHM, windowed: false };
+    return { key, algorithm: SIGNATURE_ALGORITHM, windowed: false, source: 'the public key given' };
   }
   if (!('agentCard' in keys)) throw new ReceiptKeyError('give either publicKey or agentCard');
   const list = cardKeys(keys.agentCard);
@@ -106,7 +132,7 @@ function findKey<K>(crypto: ReceiptCrypto<K>, keys: ReceiptKeys, keyVersion: str
   if (!isObject(entry)) return `key version '${keyVersion}' is not listed in the agent card`;
   const key = importBase64Key(crypto, entry.publicKey);
   if (!key) return `the agent card's key '${keyVersion}' is not base64 of a raw 32-byte Ed25519 key`;
-  return { key, algorithm: entry.algorithm, notBefore: entry.notBefore, notAfter: entry.notAfter, windowed: true };
+  return { key, algorithm: entry.algorithm, notBefore: entry.notBefore, notAfter: entry.notAfter, windowed: true, source: `key '${keyVersion}' found in the agent card` };
 }
 
 /** A public key given as standard base64 of its raw 32 bytes (canonical encoding only); undefined when malformed. */
@@ -165,6 +191,14 @@ export function createReceiptVerifier<K>(crypto: ReceiptCrypto<K>): VerifyReceip
 }
 
 function verifyWith<K>(crypto: ReceiptCrypto<K>, response: unknown, keys: ReceiptKeys, options: VerifyReceiptOptions): ReceiptVerification {
+  const trace = options.trace;
+  const fail = (failedCheck: ReceiptCheck, message: string): ReceiptVerification => {
+    trace?.steps.push({ check: failedCheck, ok: false, detail: message });
+    return { valid: false, failedCheck, message };
+  };
+  const pass = (check: ReceiptCheck, detail: string): void => {
+    trace?.steps.push({ check, ok: true, detail });
+  };
   let receipt: unknown = response;
   if (typeof response === 'string' || response instanceof Uint8Array) {
     try {
@@ -176,10 +210,14 @@ function verifyWith<K>(crypto: ReceiptCrypto<K>, response: unknown, keys: Receip
     }
   }
   if (!isObject(receipt)) return fail('format', 'the receipt is not a JSON object');
+  if (trace) {
+    for (const f of HASH_FIELDS) if (typeof receipt[f] === 'string') trace.hashes[f] = { receipt: receipt[f] as string };
+  }
   const att = receipt.attestation;
   if (!isObject(att)) return fail('format', 'the receipt has no attestation object');
   const { algorithm, key_version: keyVersion, timestamp } = att;
   if (typeof keyVersion !== 'string' || keyVersion === '') return fail('format', 'attestation.key_version is missing');
+  if (trace) trace.keyVersion = keyVersion;
   if (typeof algorithm !== 'string') return fail('format', 'attestation.algorithm is missing');
   const signedAt = parseRfc3339(timestamp);
   if (signedAt === undefined) return fail('format', 'attestation.timestamp is not an RFC 3339 date-time');
@@ -196,13 +234,16 @@ function verifyWith<K>(crypto: ReceiptCrypto<K>, response: unknown, keys: Receip
       if (typeof receipt[f] !== 'string') return fail('format', `a verification receipt needs ${f}`);
     }
   }
+  pass('format', `a ${context === 'verify' ? 'verification receipt' : 'trust score'} with an Ed25519 attestation`);
 
   if (algorithm !== SIGNATURE_ALGORITHM) return fail('algorithm', `unsupported signature algorithm '${algorithm}'`);
   const found = findKey(crypto, keys, keyVersion);
   if (typeof found === 'string') return fail('key_not_found', found);
+  pass('key_not_found', found.source);
   if (found.algorithm !== SIGNATURE_ALGORITHM) {
     return fail('algorithm', `key '${keyVersion}' is listed for algorithm '${String(found.algorithm)}', not Ed25519`);
   }
+  pass('algorithm', SIGNATURE_ALGORITHM);
   if (found.windowed) {
     const notBefore = parseRfc3339(found.notBefore);
     const notAfter = found.notAfter === null || found.notAfter === undefined ? null : parseRfc3339(found.notAfter);
@@ -215,6 +256,7 @@ function verifyWith<K>(crypto: ReceiptCrypto<K>, response: unknown, keys: Receip
         `the receipt was signed at ${String(timestamp)}, outside the validity of key '${keyVersion}' (${String(found.notBefore)} .. ${found.notAfter ?? 'open'})`,
       );
     }
+    pass('key_validity', `signed at ${String(timestamp)}, inside the key's validity window`);
   }
 
   const unsigned: Obj = { ...receipt };
@@ -229,17 +271,29 @@ function verifyWith<K>(crypto: ReceiptCrypto<K>, response: unknown, keys: Receip
   if (!crypto.verify(input, signature, found.key)) {
     return fail('signature', `the Ed25519 signature does not match the receipt (context ${context}, key '${keyVersion}')`);
   }
+  pass('signature', `Ed25519 signature over the RFC 8785 form verified with key '${keyVersion}'`);
 
   if (options.request !== undefined) {
     const parsed = parseRequest(options.request);
     if (typeof parsed === 'string') return fail('request_invalid', parsed);
-    const hashes = computeHashesWith(parsed, crypto.sha256Hex);
+    let hashes: ReceiptHashes;
+    try {
+      hashes = computeHashesWith(parsed, crypto.sha256Hex);
+    } catch (e) {
+      // A request the parser accepts but whose canonical form does not exist (nested past JCS's depth limit).
+      if (e instanceof JcsError) return fail('request_invalid', `the request holds a value without a canonical JSON form (${e.message})`);
+      throw e;
+    }
+    if (trace) {
+      for (const f of HASH_FIELDS) if (f in receipt) trace.hashes[f] = { receipt: String(receipt[f]), computed: hashes[f] };
+    }
     for (const f of HASH_FIELDS) {
       // request_hash is only in full-form receipts; score receipts carry no hashes.
       if (!(f in receipt)) continue;
       if (receipt[f] !== hashes[f]) {
         return fail(f, `${f} does not match the request: receipt has ${String(receipt[f])}, request gives ${hashes[f]}`);
       }
+      pass(f, `${f} recomputed from the request`);
     }
     if (context === 'verify' && !('request_hash' in receipt)) {
       for (const f of COMPACT_REQUEST_FIELDS) {
@@ -250,6 +304,7 @@ function verifyWith<K>(crypto: ReceiptCrypto<K>, response: unknown, keys: Receip
           );
         }
       }
+      pass('request_mismatch', 'the compact receipt names the same task, agent and options as the request');
     }
   }
   return { valid: true, keyVersion };

@@ -12,6 +12,7 @@ import { computeHashes, sha256Hex } from './hashes.js';
 import { createStaticKeyRing } from './key-ring.js';
 import { createAttestor } from './v1/attestation.js';
 import { requestHashVectorTexts } from './v1/request-hash-vectors.js';
+import { newReceiptTrace } from './receipt-verifier.js';
 import { ReceiptKeyError, verifyReceipt } from './verify-receipt.js';
 import { portableReceiptCrypto, verifyReceiptPortable } from './verify-receipt-portable.js';
 import { parseVerificationRequest } from '../core/request.js';
@@ -86,5 +87,46 @@ describe('portable receipt verifier', () => {
 
   it('hashes like Node', () => {
     for (const s of ['', 'abc', 'café ✓ 🚀', 'x'.repeat(100_000)]) expect(portableReceiptCrypto.sha256Hex(s)).toBe(sha256Hex(s));
+  });
+
+  it('traces every check it ran, and the hashes it compared, without changing its answer', () => {
+    const full = ['format', 'key_not_found', 'algorithm', 'key_validity', 'signature', 'output_hash', 'schema_hash', 'rules_hash', 'request_hash'];
+    const good = newReceiptTrace();
+    expect(verifyReceiptPortable(text, { agentCard: card }, { request: requests[1], trace: good })).toEqual({ valid: true, keyVersion: 'k1' });
+    expect(good.steps.map((st) => [st.check, st.ok])).toEqual(full.map((c) => [c, true]));
+    expect(good.keyVersion).toBe('k1');
+    const stated = JSON.parse(text) as Record<string, string>;
+    for (const h of ['output_hash', 'schema_hash', 'rules_hash', 'request_hash'] as const) {
+      expect(good.hashes[h]).toEqual({ receipt: stated[h], computed: stated[h] });
+    }
+
+    // No request: the signature is the last check, the hashes are only the receipt's.
+    const noRequest = newReceiptTrace();
+    verifyReceipt(text, { agentCard: card }, { trace: noRequest });
+    expect(noRequest.steps.map((st) => st.check)).toEqual(full.slice(0, 5));
+    expect(noRequest.hashes.output_hash).toEqual({ receipt: stated.output_hash });
+
+    // A failure ends the trace with the failing check, whose detail is the message.
+    const wrong = newReceiptTrace();
+    const outcome = verifyReceiptPortable(text, { agentCard: card }, { request: requests[0], trace: wrong });
+    expect(outcome).toMatchObject({ valid: false, failedCheck: 'output_hash' });
+    const last = wrong.steps[wrong.steps.length - 1];
+    expect(last).toEqual({ check: 'output_hash', ok: false, detail: outcome.valid ? '' : outcome.message });
+    expect(wrong.steps.slice(0, -1).every((st) => st.ok)).toBe(true);
+    expect(wrong.hashes.output_hash?.computed).not.toBe(stated.output_hash);
+
+    // On tampered receipts the answer is the one given without a trace, and the trace ends where it failed.
+    fc.assert(
+      fc.property(fc.nat({ max: text.length - 1 }), fc.constantFrom('0', 'a', 'A', '+', '"', '9'), (at, ch) => {
+        const tampered = text.slice(0, at) + ch + text.slice(at + 1);
+        const trace = newReceiptTrace();
+        const traced = verifyReceiptPortable(tampered, { agentCard: card }, { request: requests[1], trace });
+        expect(traced).toEqual(verifyReceiptPortable(tampered, { agentCard: card }, { request: requests[1] }));
+        const end = trace.steps[trace.steps.length - 1];
+        expect(end?.ok).toBe(traced.valid);
+        if (!traced.valid) expect(end?.check).toBe(traced.failedCheck);
+      }),
+      { numRuns: 200 },
+    );
   });
 });
