@@ -60,11 +60,14 @@ interface PgCounters {
   walSyncs: number | null;
 }
 
-/** CPU seconds (utime + stime, all threads) of one process, or null when it cannot be read. */
-function processCpuSeconds(pid: number | undefined): number | null {
+/**
+ * CPU seconds (utime + stime) of one process, all threads, or with `mainThread` of its main thread only (for a Node
+ * server: the HTTP thread); null when it cannot be read.
+ */
+function processCpuSeconds(pid: number | undefined, mainThread = false): number | null {
   if (pid === undefined) return null;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
@@ -72,12 +75,18 @@ function processCpuSeconds(pid: number | undefined): number | null {
   }
 }
 
-/** Runs a load and adds the CPU time `pid` spent on it per answered request (ms), when readable. */
-async function withCpu(pid: number | undefined, fn: () => Promise<Run>): Promise<Run & { cpuMsPerReq: number | null }> {
+type CpuRun = Run & { cpuMsPerReq: number | null; mainThreadMsPerReq: number | null };
+
+/** Runs a load and adds the CPU time `pid` spent on it per answered request (ms), whole process and main thread, when readable. */
+async function withCpu(pid: number | undefined, fn: () => Promise<Run>): Promise<CpuRun> {
   const before = processCpuSeconds(pid);
+  const mainBefore = processCpuSeconds(pid, true);
   const r = await fn();
   const after = processCpuSeconds(pid);
-  return { ...r, cpuMsPerReq: before !== null && after !== null && r.total > 0 ? r2(((after - before) * 1000) / r.total) : null };
+  const mainAfter = processCpuSeconds(pid, true);
+  // Three decimals: a request costs 0.05-0.3 ms, and the clock ticks of /proc are 10 ms over thousands of requests.
+  const perReq = (a: number | null, b: number | null): number | null => (a !== null && b !== null && r.total > 0 ? Math.round(((b - a) * 1e6) / r.total) / 1000 : null);
+  return { ...r, cpuMsPerReq: perReq(before, after), mainThreadMsPerReq: perReq(mainBefore, mainAfter) };
 }
 
 /** CPU seconds of every process named `postgres` on this machine (server, backends, WAL writer, checkpointer). */
@@ -390,6 +399,11 @@ async function openLoop(url: string, body: string, options: { rate: number; dura
   };
 }
 
+/** Median of the readable values (ms, three decimals), or 'n/a'. */
+const cpuMedian = (xs: Array<number | null>): string => {
+  const known = xs.filter((x): x is number => x !== null);
+  return known.length === 0 ? 'n/a' : String(Math.round(median(known) * 1000) / 1000);
+};
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? (s[(s.length - 1) / 2] as number) : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
@@ -556,11 +570,10 @@ async function main(): Promise<void> {
 
     // Warm-up (JIT, schema caches, pooled connections), then interleaved runs so that a change in the machine's load hits all alike.
     for (const url of [bareUrl, signedUrl, ourUrl, ...(pg ? [pgUrl] : [])]) await load(url, invoice, { connections, duration: 2 });
-    type CpuRun = Run & { cpuMsPerReq: number | null };
-    const through: { bare: Run; signed: Run; ours: CpuRun; pg: CpuRun | null; pgUsage: PgUsage | null }[] = [];
+    const through: { bare: Run; signed: CpuRun; ours: CpuRun; pg: CpuRun | null; pgUsage: PgUsage | null }[] = [];
     for (let i = 0; i < runs; i++) {
       const b = await load(bareUrl, invoice, { connections, duration });
-      const sg = await load(signedUrl, invoice, { connections, duration });
+      const sg = await withCpu(signed.pid, () => load(signedUrl, invoice, { connections, duration }));
       const o = await withCpu(ours.pid, () => load(ourUrl, invoice, { connections, duration }));
       const p = pg ? await measurePg(pg, () => withCpu(pgProc?.pid, () => load(pgUrl, invoice, { connections, duration }))) : null;
       through.push({ bare: b, signed: sg, ours: o, pg: p?.result ?? null, pgUsage: p?.usage ?? null });
@@ -629,7 +642,7 @@ async function main(): Promise<void> {
     const throughRows = through
       .map(
         (t, i) =>
-          `| ${i + 1} | ${t.bare.reqPerSec} | ${t.signed.reqPerSec} | ${t.ours.reqPerSec} | **${vsSigned[i]}×** | ${vsBare[i]}× | ${t.ours.p99} | ${t.ours.cpuMsPerReq ?? 'n/a'} | ` +
+          `| ${i + 1} | ${t.bare.reqPerSec} | ${t.signed.reqPerSec} | ${t.ours.reqPerSec} | **${vsSigned[i]}×** | ${vsBare[i]}× | ${t.ours.p99} | ${t.ours.cpuMsPerReq ?? 'n/a'} | ${t.ours.mainThreadMsPerReq ?? 'n/a'} | ${t.signed.cpuMsPerReq ?? 'n/a'} | ` +
           (t.pg
             ? `${t.pg.reqPerSec} | **${pgVsSqlite[i]}×** | ${t.pg.p99} | ${t.pg.cpuMsPerReq ?? 'n/a'} | ${describePg(t.pgUsage).cores} | ${describePg(t.pgUsage).msPerReq} |`
             : 'skipped | — | — | — | — | — |'),
@@ -680,12 +693,14 @@ machine (${cpus().length} CPUs, shared).
 
 Throughput: autocannon, ${connections} connections, ${duration} s per run after a 2 s warm-up of each server; the servers
 run in turn within each run, so a change in the machine's load hits all of them. "PG" is ours on PostgreSQL. "CPU ms/req"
-is the server process's own CPU time (all threads, from \`/proc/<pid>/stat\`) per answered request; the last two columns are
+is the server process's own CPU time (all threads, from \`/proc/<pid>/stat\`) per answered request; "HTTP thread" is ours'
+main thread alone (\`/proc/<pid>/task/<pid>/stat\`), the rest being the SQLite writer, its checkpointer, V8's and libuv's
+helpers; the signed baseline does all its work on its main thread. The last two columns are
 the PostgreSQL server's CPU during that run, in cores and in ms per request — on a dedicated machine the throughput of
 PostgreSQL mode is bounded by the sum of ours' and the database's CPU per request.
 
-| run | bare req/s | signed req/s | ours req/s | ours / signed | ours / bare | ours p99 ms | ours CPU ms/req | PG req/s | PG / ours (SQLite) | PG p99 ms | ours on PG CPU ms/req | PostgreSQL CPU (cores) | PostgreSQL CPU ms/req |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| run | bare req/s | signed req/s | ours req/s | ours / signed | ours / bare | ours p99 ms | ours CPU ms/req | ours HTTP thread ms/req | signed CPU ms/req | PG req/s | PG / ours (SQLite) | PG p99 ms | ours on PG CPU ms/req | PostgreSQL CPU (cores) | PostgreSQL CPU ms/req |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 ${throughRows}
 
 Fixed rate: ours at ${rate} req/s for ${duration} s on each store in turn, open loop — requests leave evenly spaced (one or two per
@@ -710,6 +725,8 @@ Peak RSS (VmHWM): ours ${rssLoad ?? 'n/a'} MiB after the throughput runs, ${rss 
 bare baseline ${bareRss ?? 'n/a'} MiB. Errors in the throughput runs: ${errorsThrough}.
 
 - ours / signed baseline, median **${medSigned}×** (bar ≥ 0.7× in every run: ${met(barRatio)}); ours / bare baseline, median ${medBare}×.
+- CPU per request under load, median: ours ${cpuMedian(through.map((t) => t.ours.cpuMsPerReq))} ms, of which its HTTP thread ${cpuMedian(through.map((t) => t.ours.mainThreadMsPerReq))} ms;
+  the signed baseline ${cpuMedian(through.map((t) => t.signed.cpuMsPerReq))} ms (one thread).
 - p99 at ${rate} req/s: ${fixed.map((f) => f.p99).join(', ')} ms (bar < 10 ms in all ${runs} runs, at the full rate, no errors: ${met(barP99)});
   the signed baseline under the same load: ${fixedSigned.map((f) => f.p99).join(', ')} ms.
 - peak RSS ${rss ?? 'n/a'} MiB (bar ≤ 160 MiB: ${met(barRss)}).
