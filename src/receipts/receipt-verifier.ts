@@ -6,8 +6,9 @@
  * for a full receipt; for a compact one, the three it has plus the request
  * fields it carries). Needs no network and no secret; a third party can run
  * exactly this. No platform API is used here: Node supplies its native crypto
- * (./verify-receipt.ts), browsers and the client a pure-JS one
- * (./verify-receipt-portable.ts), so both run the same checks.
+ * (./verify-receipt.ts), browsers (the receipt page) and the client a pure-JS one
+ * (./verify-receipt-portable.ts), so all run the same checks. An optional trace records
+ * each check as it runs, for a display that shows the steps.
  */
 import { isApiError } from '../errors.js';
 import { parseVerificationRequest, validateRequestValue } from '../core/request.js';
@@ -93,7 +94,6 @@ export class ReceiptKeyError extends Error {
 
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 
 interface KeyCandidate<K> {
   key: K;
