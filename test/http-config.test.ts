@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { parsePaymentConfig } from '../src/payments/config.js';
-import { applyHeapGrowth, parseServeFlags, run } from '../src/cli/serve.js';
+import { applyHeapGrowth, applyNoPretenuring, parseServeFlags, run } from '../src/cli/serve.js';
 
 function errorOf(fn: () => unknown): ConfigError {
   try {
@@ -63,6 +63,9 @@ describe('config', () => {
     applyHeapGrowth(30, (f) => set.push(f));
     applyHeapGrowth(0, (f) => set.push(f));
     expect(set).toEqual(['--heap-growing-percent=30']);
+    const v8: string[] = [];
+    applyNoPretenuring((f) => v8.push(f));
+    expect(v8).toEqual(['--no-allocation-site-pretenuring']);
   });
 
   it('flags win over variables; the public URL host joins the allowed hosts', () => {
