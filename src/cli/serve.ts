@@ -82,12 +82,12 @@ export function applyHeapGrowth(percent: number, setFlags: (flags: string) => vo
 }
 
 /**
- * Turns off V8's allocation-site pretenuring for this process. Under steady load V8 sometimes decides that a hot
- * allocation site's objects live long (each request's objects do outlive a scavenge while the request waits for the
- * store) and allocates them straight into the old generation: the server then runs a full collection every ~0.45 s
- * instead of every ~2.4 s, with scavenges 2-4x longer, and serves ~15% fewer requests until it restarts. Measured
- * in 20 alternating pairs of runs (docs/BENCHMARKS.md): that mode in 5 runs of 20 with pretenuring, in none without,
- * and the same throughput otherwise. Process-wide like the heap growth, so only `aov serve` sets it.
+ * Turns off V8's allocation-site pretenuring for this process. Under steady load the server sometimes fell into a
+ * slow mode: a full collection every ~0.45 s instead of every ~2.4 s, scavenges 2-4x longer, ~15% fewer requests
+ * for the rest of the run. The likely mechanism: V8 judged a hot allocation site's objects long-lived (a request's
+ * objects do outlive a scavenge while it waits for the store) and allocated them straight into the old generation.
+ * Measured in 20 alternating pairs of 10-s runs (docs/BENCHMARKS.md): the slow mode in 5 runs with pretenuring, in
+ * none without, and the same throughput otherwise. Process-wide like the heap growth, so only `aov serve` sets it.
  */
 export function applyNoPretenuring(setFlags: (flags: string) => void = setFlagsFromString): void {
   setFlags('--no-allocation-site-pretenuring');
