@@ -53,7 +53,7 @@ describe('config', () => {
     expect(() => loadConfig({ SCHEMA_MAX_COMPILED_SIZE: 'lots' })).toThrow(/SCHEMA_MAX_COMPILED_SIZE/);
   });
 
-  it('reads the heap growth cap (default 100%, 0 leaves V8 its own), and serve hands it to V8', () => {
+  it('reads the heap growth cap (default 100%, 0 leaves V8 its own); serve hands it, and pretenuring off, to V8', () => {
     expect(loadConfig({}).heapGrowthPercent).toBe(100);
     expect(loadConfig({ HEAP_GROWTH_PERCENT: '0' }).heapGrowthPercent).toBe(0);
     expect(loadConfig({ HEAP_GROWTH_PERCENT: '50' }).heapGrowthPercent).toBe(50);
