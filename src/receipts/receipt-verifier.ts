@@ -168,7 +168,8 @@ function parseRequest(request: unknown): ParsedRequest | string {
   }
 }
 
-const HASH_FIELDS: Array<keyof ReceiptHashes> = ['output_hash', 'schema_hash', 'rules_hash', 'request_hash'];
+/** The four hashes a full receipt states, in the order they are checked. */
+export const HASH_FIELDS: readonly ReceiptHashName[] = ['output_hash', 'schema_hash', 'rules_hash', 'request_hash'];
 
 /**
  * Request fields a compact receipt carries in the clear. Its three hashes leave

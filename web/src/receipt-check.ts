@@ -7,13 +7,13 @@
  * the page can never pass a receipt the command line refuses, or the other way round.
  */
 import { parseStrictJson, StrictJsonError } from '../../src/core/strict-json.js';
-import { newReceiptTrace, ReceiptKeyError, type ReceiptCheck, type ReceiptCheckStep, type ReceiptHashName, type ReceiptTrace } from '../../src/receipts/receipt-verifier.js';
+import { HASH_FIELDS, newReceiptTrace, type ReceiptCheck, type ReceiptCheckStep, type ReceiptHashName, type ReceiptTrace } from '../../src/receipts/receipt-verifier.js';
 import { verifyReceiptPortable } from '../../src/receipts/verify-receipt-portable.js';
 
 export type CheckName = ReceiptCheck;
 export type CheckStep = ReceiptCheckStep;
 export type HashName = ReceiptHashName;
-export const HASH_NAMES: HashName[] = ['output_hash', 'schema_hash', 'rules_hash', 'request_hash'];
+export const HASH_NAMES: readonly HashName[] = HASH_FIELDS;
 
 export interface ReceiptCheckResult {
   valid: boolean;
@@ -68,15 +68,8 @@ export function checkReceipt(receiptText: string, agentCard: unknown, requestTex
   }
   const trace = newReceiptTrace();
   const request = requestText !== undefined && requestText.trim() !== '' ? requestText : undefined;
-  let outcome;
-  try {
-    outcome = verifyReceiptPortable(receiptText, { agentCard }, { request, trace });
-  } catch (e) {
-    // Only a keys argument the verifier cannot use throws; the page always passes the card it fetched.
-    if (!(e instanceof ReceiptKeyError)) throw e;
-    trace.steps.push({ check: 'key_not_found', ok: false, detail: e.message });
-    outcome = { valid: false as const, failedCheck: 'key_not_found' as const, message: e.message };
-  }
+  // Given an agentCard (whatever it holds), the verifier never throws: a bad card is a failed key_not_found check.
+  const outcome = verifyReceiptPortable(receiptText, { agentCard }, { request, trace });
   const { steps, hashes, keyVersion } = trace;
   return outcome.valid
     ? { valid: true, message: 'signature valid', keyVersion: outcome.keyVersion, steps, hashes }
