@@ -61,32 +61,45 @@ interface PgCounters {
 }
 
 /**
- * CPU seconds (utime + stime) of one process, all threads, or with `mainThread` of its main thread only (for a Node
- * server: the HTTP thread); null when it cannot be read.
+ * CPU seconds of one process, all threads, or with `mainThread` of its main thread only (for a Node server: the HTTP
+ * thread): user (utime) and kernel (stime) apart; null when it cannot be read.
  */
-function processCpuSeconds(pid: number | undefined, mainThread = false): number | null {
+function processCpu(pid: number | undefined, mainThread = false): { user: number; system: number } | null {
   if (pid === undefined) return null;
   try {
     const stat = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
   } catch {
     return null;
   }
 }
 
-type CpuRun = Run & { cpuMsPerReq: number | null; mainThreadMsPerReq: number | null };
+/** utime + stime of processCpu, in seconds. */
+function processCpuSeconds(pid: number | undefined, mainThread = false): number | null {
+  const c = processCpu(pid, mainThread);
+  return c === null ? null : c.user + c.system;
+}
 
-/** Runs a load and adds the CPU time `pid` spent on it per answered request (ms), whole process and main thread, when readable. */
+type CpuRun = Run & { cpuMsPerReq: number | null; mainThreadMsPerReq: number | null; kernelShare: number | null };
+
+/**
+ * Runs a load and adds the CPU time `pid` spent on it per answered request (ms), whole process and main thread, and the
+ * kernel's share of the process's CPU time, when readable: whether a server's cost per request is its own code or the
+ * kernel's (system calls, thread wake-ups, a durable store's writes and syncs).
+ */
 async function withCpu(pid: number | undefined, fn: () => Promise<Run>): Promise<CpuRun> {
-  const before = processCpuSeconds(pid);
+  const before = processCpu(pid);
   const mainBefore = processCpuSeconds(pid, true);
   const r = await fn();
-  const after = processCpuSeconds(pid);
+  const after = processCpu(pid);
   const mainAfter = processCpuSeconds(pid, true);
   // Three decimals: a request costs 0.05-0.3 ms, and the clock ticks of /proc are 10 ms over thousands of requests.
   const perReq = (a: number | null, b: number | null): number | null => (a !== null && b !== null && r.total > 0 ? Math.round(((b - a) * 1e6) / r.total) / 1000 : null);
-  return { ...r, cpuMsPerReq: perReq(before, after), mainThreadMsPerReq: perReq(mainBefore, mainAfter) };
+  const total = (c: { user: number; system: number } | null): number | null => (c === null ? null : c.user + c.system);
+  const spent = before !== null && after !== null ? after.user + after.system - (before.user + before.system) : 0;
+  const kernelShare = before !== null && after !== null && spent > 0 ? Math.round(((after.system - before.system) / spent) * 100) / 100 : null;
+  return { ...r, cpuMsPerReq: perReq(total(before), total(after)), mainThreadMsPerReq: perReq(mainBefore, mainAfter), kernelShare };
 }
 
 /** CPU seconds of every process named `postgres` on this machine (server, backends, WAL writer, checkpointer). */
@@ -404,6 +417,11 @@ const cpuMedian = (xs: Array<number | null>): string => {
   const known = xs.filter((x): x is number => x !== null);
   return known.length === 0 ? 'n/a' : String(Math.round(median(known) * 1000) / 1000);
 };
+/** Median of the readable kernel shares (two decimals), or 'n/a'. */
+const shareMedian = (xs: Array<number | null>): string => {
+  const known = xs.filter((x): x is number => x !== null);
+  return known.length === 0 ? 'n/a' : String(r2(median(known)));
+};
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? (s[(s.length - 1) / 2] as number) : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
@@ -580,7 +598,7 @@ async function main(): Promise<void> {
       process.stdout.write(
         `throughput run ${i + 1}: bare ${b.reqPerSec}, signed ${sg.reqPerSec}, ours ${o.reqPerSec}` +
           (p ? `, ours on PostgreSQL ${p.result.reqPerSec} (PostgreSQL server ${describePg(p.usage).cores} cores)` : '') +
-          ' req/s\n',
+          ` req/s; CPU ms/req ours ${o.cpuMsPerReq ?? 'n/a'} (kernel share ${o.kernelShare ?? 'n/a'}), signed ${sg.cpuMsPerReq ?? 'n/a'} (kernel share ${sg.kernelShare ?? 'n/a'})\n`,
       );
     }
     const rssLoad = peakRssMiB(ours.pid as number);
@@ -642,7 +660,7 @@ async function main(): Promise<void> {
     const throughRows = through
       .map(
         (t, i) =>
-          `| ${i + 1} | ${t.bare.reqPerSec} | ${t.signed.reqPerSec} | ${t.ours.reqPerSec} | **${vsSigned[i]}×** | ${vsBare[i]}× | ${t.ours.p99} | ${t.ours.cpuMsPerReq ?? 'n/a'} | ${t.ours.mainThreadMsPerReq ?? 'n/a'} | ${t.signed.cpuMsPerReq ?? 'n/a'} | ` +
+          `| ${i + 1} | ${t.bare.reqPerSec} | ${t.signed.reqPerSec} | ${t.ours.reqPerSec} | **${vsSigned[i]}×** | ${vsBare[i]}× | ${t.ours.p99} | ${t.ours.cpuMsPerReq ?? 'n/a'} | ${t.ours.mainThreadMsPerReq ?? 'n/a'} | ${t.signed.cpuMsPerReq ?? 'n/a'} | ${t.ours.kernelShare ?? 'n/a'} | ${t.signed.kernelShare ?? 'n/a'} | ` +
           (t.pg
             ? `${t.pg.reqPerSec} | **${pgVsSqlite[i]}×** | ${t.pg.p99} | ${t.pg.cpuMsPerReq ?? 'n/a'} | ${describePg(t.pgUsage).cores} | ${describePg(t.pgUsage).msPerReq} |`
             : 'skipped | — | — | — | — | — |'),
@@ -695,12 +713,14 @@ Throughput: autocannon, ${connections} connections, ${duration} s per run after 
 run in turn within each run, so a change in the machine's load hits all of them. "PG" is ours on PostgreSQL. "CPU ms/req"
 is the server process's own CPU time (all threads, from \`/proc/<pid>/stat\`) per answered request; "HTTP thread" is ours'
 main thread alone (\`/proc/<pid>/task/<pid>/stat\`), the rest being the SQLite writer, its checkpointer, V8's and libuv's
-helpers; the signed baseline does all its work on its main thread. The last two columns are
+helpers; the signed baseline does all its work on its main thread. "Kernel share" is the part of a server's CPU time spent in the
+kernel (stime over utime + stime: system calls, thread wake-ups, the store's writes and syncs), which tells whether what ours
+spends beyond the signed baseline is its own code or the kernel's. The last two columns are
 the PostgreSQL server's CPU during that run, in cores and in ms per request — on a dedicated machine the throughput of
 PostgreSQL mode is bounded by the sum of ours' and the database's CPU per request.
 
-| run | bare req/s | signed req/s | ours req/s | ours / signed | ours / bare | ours p99 ms | ours CPU ms/req | ours HTTP thread ms/req | signed CPU ms/req | PG req/s | PG / ours (SQLite) | PG p99 ms | ours on PG CPU ms/req | PostgreSQL CPU (cores) | PostgreSQL CPU ms/req |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| run | bare req/s | signed req/s | ours req/s | ours / signed | ours / bare | ours p99 ms | ours CPU ms/req | ours HTTP thread ms/req | signed CPU ms/req | ours kernel share | signed kernel share | PG req/s | PG / ours (SQLite) | PG p99 ms | ours on PG CPU ms/req | PostgreSQL CPU (cores) | PostgreSQL CPU ms/req |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 ${throughRows}
 
 Fixed rate: ours at ${rate} req/s for ${duration} s on each store in turn, open loop — requests leave evenly spaced (one or two per
@@ -726,7 +746,8 @@ bare baseline ${bareRss ?? 'n/a'} MiB. Errors in the throughput runs: ${errorsTh
 
 - ours / signed baseline, median **${medSigned}×** (bar ≥ 0.7× in every run: ${met(barRatio)}); ours / bare baseline, median ${medBare}×.
 - CPU per request under load, median: ours ${cpuMedian(through.map((t) => t.ours.cpuMsPerReq))} ms, of which its HTTP thread ${cpuMedian(through.map((t) => t.ours.mainThreadMsPerReq))} ms;
-  the signed baseline ${cpuMedian(through.map((t) => t.signed.cpuMsPerReq))} ms (one thread).
+  the signed baseline ${cpuMedian(through.map((t) => t.signed.cpuMsPerReq))} ms (one thread). Kernel share of that CPU time, median: ours ${shareMedian(through.map((t) => t.ours.kernelShare))},
+  the signed baseline ${shareMedian(through.map((t) => t.signed.kernelShare))}.
 - p99 at ${rate} req/s: ${fixed.map((f) => f.p99).join(', ')} ms (bar < 10 ms in all ${runs} runs, at the full rate, no errors: ${met(barP99)});
   the signed baseline under the same load: ${fixedSigned.map((f) => f.p99).join(', ')} ms.
 - peak RSS ${rss ?? 'n/a'} MiB (bar ≤ 160 MiB: ${met(barRss)}).
