@@ -296,6 +296,8 @@ interface RateRun {
   loop?: { p99: number; max: number };
   /** ours' WAL syncs during the run (SQLite only), from the aov_store_wal_sync_seconds histogram. */
   syncs?: SyncSummary;
+  /** ours' mean wait for the SQLite writer's answer during the run, ms, by what was written (aov_store_write_wait_seconds). */
+  waits?: { allowance: number; receipt: number };
   achieved: number;
   p50: number;
   p99: number;
@@ -444,7 +446,7 @@ const LOOP_SAMPLING_MS = 10;
  * One scrape of ours' /metrics around a fixed-rate run: the event-loop delay past the sampling interval since the previous
  * scrape (each scrape resets the monitor), in ms, and the WAL sync histogram's cumulative buckets.
  */
-async function scrapeRunMetrics(base: string): Promise<{ p99: number; max: number; syncs: Map<string, number> }> {
+async function scrapeRunMetrics(base: string): Promise<{ p99: number; max: number; syncs: Map<string, number>; waits: Map<string, { sum: number; count: number }> }> {
   const res = await fetch(`${base}/metrics`, { headers: process.env.METRICS_TOKEN ? { authorization: `Bearer ${process.env.METRICS_TOKEN}` } : {} });
   const text = await res.text();
   const read = (name: string): number => {
@@ -454,7 +456,14 @@ async function scrapeRunMetrics(base: string): Promise<{ p99: number; max: numbe
   // The WAL sync histogram's cumulative buckets (le -> count) since the server started; empty on PostgreSQL.
   const syncs = new Map<string, number>();
   for (const m of text.matchAll(/^aov_store_wal_sync_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)) syncs.set(m[1] as string, Number(m[2]));
-  return { p99: read('nodejs_eventloop_lag_p99_seconds'), max: read('nodejs_eventloop_lag_max_seconds'), syncs };
+  // The waits for the writer's answer since the server started, by what was written: total seconds and calls.
+  const waits = new Map<string, { sum: number; count: number }>();
+  for (const m of text.matchAll(/^aov_store_write_wait_seconds_(sum|count)\{write="(\w+)"\} ([0-9.e+-]+)$/gm)) {
+    const w = waits.get(m[2] as string) ?? { sum: 0, count: 0 };
+    w[m[1] as 'sum' | 'count'] = Number(m[3]);
+    waits.set(m[2] as string, w);
+  }
+  return { p99: read('nodejs_eventloop_lag_p99_seconds'), max: read('nodejs_eventloop_lag_max_seconds'), syncs, waits };
 }
 
 /** What the disk did for ours during one run: its WAL syncs, how many took over 10 ms, and the bucket of the slowest. */
@@ -473,6 +482,19 @@ function syncSummary(before: Map<string, number>, after: Map<string, number>): S
   const first = delta.find((d) => d.n === count);
   const slowest = first === undefined || count === 0 ? 'n/a' : first.le === '+Inf' ? '> 1000' : `≤ ${ms(Number(first.le) * 1000)}`;
   return { count, over10ms: count - within10, slowest };
+}
+
+/** Mean wait (ms) for the writer's answer between two scrapes, for allowance and receipt writes; undefined without the metric (PostgreSQL). */
+function meanWaits(before: Map<string, { sum: number; count: number }>, after: Map<string, { sum: number; count: number }>): RateRun['waits'] {
+  const mean = (write: string): number | null => {
+    const a = after.get(write);
+    if (!a) return null;
+    const b = before.get(write) ?? { sum: 0, count: 0 };
+    return a.count > b.count ? ms(((a.sum - b.sum) * 1000) / (a.count - b.count)) : null;
+  };
+  const allowance = mean('allowance');
+  const receipt = mean('receipt');
+  return allowance === null || receipt === null ? undefined : { allowance, receipt };
 }
 
 /** The URL without its password, for printing. */
@@ -612,11 +634,13 @@ async function main(): Promise<void> {
       const after = await scrapeRunMetrics(base);
       f.loop = { p99: after.p99, max: after.max };
       f.syncs = syncSummary(before.syncs, after.syncs);
+      f.waits = meanWaits(before.waits, after.waits);
       return f;
     };
     const fixedLine = (label: string, i: number, f: RateRun): string =>
       `fixed-rate run ${i + 1} (${label}): ${f.achieved} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, max ${f.max} ms, errors ${f.errors}` + (f.loop ? `, event-loop delay p99 ${f.loop.p99} ms max ${f.loop.max} ms` : '') +
-      (f.syncs ? `, WAL syncs ${f.syncs.count} (${f.syncs.over10ms} over 10 ms, slowest ${f.syncs.slowest} ms)` : '');
+      (f.syncs ? `, WAL syncs ${f.syncs.count} (${f.syncs.over10ms} over 10 ms, slowest ${f.syncs.slowest} ms)` : '') +
+      (f.waits ? `, mean wait for the writer: allowance ${f.waits.allowance} ms, receipt ${f.waits.receipt} ms` : '');
     for (let i = 0; i < runs; i++) {
       // The floor of this measurement on this machine: the same load generator against the signed baseline (no store).
       const sgf = await openLoop(signedUrl, invoice, { rate, duration, connections });
@@ -670,7 +694,7 @@ async function main(): Promise<void> {
       .flatMap((f, i) => {
         const row = (store: string, r: RateRun, cores: string) =>
           `| ${i + 1} | ${store} | ${r.achieved} | ${r.p50} | **${r.p99}** | ${r.max} | ${r.errors} | ${r.loop?.p99 ?? 'n/a'} | ${r.loop?.max ?? 'n/a'} | ` +
-          `${r.syncs ? `${r.syncs.over10ms} of ${r.syncs.count}` : '—'} | ${r.syncs?.slowest ?? '—'} | ${cores} |`;
+          `${r.syncs ? `${r.syncs.over10ms} of ${r.syncs.count}` : '—'} | ${r.syncs?.slowest ?? '—'} | ${r.waits ? `${r.waits.allowance} / ${r.waits.receipt}` : '—'} | ${cores} |`;
         const p = fixedPg[i];
         return [row('signed baseline', fixedSigned[i] as RateRun, '—'), row('SQLite', f, '—'), ...(p ? [row('PostgreSQL', p.run, describePg(p.usage).cores)] : [])];
       })
@@ -729,8 +753,8 @@ each latency runs from the request's intended send time, so queueing behind a st
 under the same load: its latency is what this load generator, the server's HTTP stack and one signature cost on this machine with no
 store at all, the floor of the measurement.
 
-| run | store | achieved req/s | p50 ms | p99 ms | max ms | errors | event-loop delay p99 ms | event-loop delay max ms | WAL syncs over 10 ms | slowest WAL sync ms | PostgreSQL CPU (cores) |
-|---|---|---|---|---|---|---|---|---|---|---|---|
+| run | store | achieved req/s | p50 ms | p99 ms | max ms | errors | event-loop delay p99 ms | event-loop delay max ms | WAL syncs over 10 ms | slowest WAL sync ms | mean wait for the writer, allowance / receipt, ms | PostgreSQL CPU (cores) |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|
 ${fixedRows}
 
 The event-loop delay columns are ours' own \`nodejs_eventloop_lag_p99_seconds\` / \`_max_seconds\` from \`/metrics\` over each run
@@ -738,6 +762,8 @@ The event-loop delay columns are ours' own \`nodejs_eventloop_lag_p99_seconds\` 
 loop reads 10 ms): how long the thread was busy past a sample's due time. A max far above the p99 points at a synchronous stall.
 The WAL sync columns are ours' \`aov_store_wal_sync_seconds\` histogram over each run (SQLite only): every receipt is answered after
 a disk sync of the WAL, so a run whose syncs took tens of ms measured the disk of that moment (the slowest is given as its bucket's bound).
+The wait column is ours' \`aov_store_write_wait_seconds\` over each run (SQLite only): how long, on average, a request waited for the
+writer thread to answer its allowance unit and then its receipt (the batch in flight, the transaction, and for the receipt the sync).
 
 ${pgSection}
 Measured ${date} UTC, load average (1 min) ${loadBefore.toFixed(2)} before and ${loadAfter.toFixed(2)} after.

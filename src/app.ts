@@ -190,8 +190,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     }
     const metrics = createHttpMetrics();
     if (pool) registerRunMetrics(metrics.registry, () => pool.runs());
-    const walSyncs = store.walSyncs?.bind(store);
-    if (walSyncs) registerStoreMetrics(metrics.registry, walSyncs);
+    registerStoreMetrics(metrics.registry, { walSyncs: store.walSyncs?.bind(store), writeWaits: store.writeWaits?.bind(store) });
     const pipeline = createPipeline({
       runner,
       service,

@@ -122,6 +122,9 @@ describe('HTTP: error shapes', () => {
     expect(metrics).toMatch(/aov_http_requests_total\{method="POST",route="\/verify\/schema",status="429"\} [1-9]/);
     expect(metrics).toMatch(/aov_verifications_total\{result="pass",transport="rest"\} 1/);
     expect(metrics).toContain('aov_http_request_duration_seconds_bucket');
+    // The pass receipt and every allowance unit asked for (granted or refused) waited for the SQLite writer.
+    expect(metrics).toMatch(/aov_store_write_wait_seconds_count\{write="receipt"\} 1\n/);
+    expect(metrics).toMatch(/aov_store_write_wait_seconds_count\{write="allowance"\} [2-9]/);
   });
 
   it('503 when the database is gone, without leaking anything', async () => {

@@ -241,6 +241,44 @@ describe('sqlite specifics', () => {
     }
   }, 20_000);
 
+  it('worker writer: writeWaits() times each call until its answer, by what it wrote, including a wait for the write lock', async () => {
+    const f = join(dir, 'waits', 'verifier.db');
+    const s = createSqliteOffloadStore({ file: f });
+    const other = new Database(f);
+    const total = (h: { counts: number[] }) => h.counts.reduce((a, b) => a + b, 0);
+    try {
+      const none = s.writeWaits!();
+      expect([total(none.allowance), total(none.receipt), total(none.log)]).toEqual([0, 0, 0]);
+      for (let i = 0; i < 3; i++) await s.saveReceipt(receipt('agent-wait', `2026-11-30T00:00:0${i}Z`, 'pass'));
+      await s.consumeAllowance('c-wait', '2026-11-30', 10);
+      await s.refundAllowance('c-wait', '2026-11-30');
+      await s.saveReceipts([receipt('agent-wait', '2026-11-30T00:01:00Z', 'fail'), receipt('agent-wait', '2026-11-30T00:01:01Z', 'pass')]);
+      const some = s.writeWaits!();
+      // One observation per call, not per row: the batch of two is one wait.
+      expect([total(some.allowance), total(some.receipt), total(some.log)]).toEqual([2, 4, 0]);
+      expect(some.receipt.counts).toHaveLength(some.receipt.bounds.length + 1);
+      expect(some.receipt.sum).toBeGreaterThan(0);
+      // Another connection holds the write lock 60 ms: the save waits for it, and its wait lands past 50 ms.
+      other.prepare('BEGIN IMMEDIATE').run();
+      const saved = s.saveReceipt(receipt('agent-wait', '2026-11-30T00:02:00Z', 'pass'));
+      await new Promise((r) => setTimeout(r, 60));
+      other.prepare('COMMIT').run();
+      await saved;
+      const after = s.writeWaits!();
+      // (The first call of all also waited for the writer thread to start, so it may be past 50 ms too.)
+      const over50ms = (h: { bounds: readonly number[]; counts: number[] }) => h.counts.slice(h.bounds.findIndex((x) => x >= 0.05) + 1).reduce((a, b) => a + b, 0);
+      expect(over50ms(after.receipt) - over50ms(some.receipt)).toBe(1);
+      expect(total(after.receipt)).toBe(5);
+      expect(after.receipt.sum - some.receipt.sum).toBeGreaterThanOrEqual(0.05);
+      // A copy: reading it again does not change what was read.
+      expect(total(some.receipt)).toBe(4);
+    } finally {
+      if (other.inTransaction) other.prepare('ROLLBACK').run();
+      other.close();
+      await s.close();
+    }
+  }, 20_000);
+
   it('processes opening a fresh file at the same instant migrate it once', async () => {
     const fresh = join(dir, 'race', 'fresh.db');
     const outs = await raceWorkers<{ versions: number[] }>(3, ['open', fresh]);

@@ -31,7 +31,7 @@ describe('metrics: the store\'s WAL syncs', () => {
   it('are a Prometheus histogram: cumulative buckets, the last one +Inf, with sum and count', async () => {
     const metrics = createHttpMetrics({ defaultMetrics: false });
     let stats = { bounds: [0.001, 0.01], counts: [3, 2, 1], sum: 0.5 };
-    registerStoreMetrics(metrics.registry, () => stats);
+    registerStoreMetrics(metrics.registry, { walSyncs: () => stats });
     const text = await metrics.registry.metrics();
     expect(text).toContain('# TYPE aov_store_wal_sync_seconds histogram');
     expect(text).toContain('aov_store_wal_sync_seconds_bucket{le="0.001"} 3\n');
@@ -42,5 +42,30 @@ describe('metrics: the store\'s WAL syncs', () => {
     // Read at each scrape, not copied once.
     stats = { bounds: [0.001, 0.01], counts: [4, 2, 1], sum: 0.6 };
     expect(await metrics.registry.metrics()).toContain('aov_store_wal_sync_seconds_count 7\n');
+  });
+});
+
+describe("metrics: the store's write waits", () => {
+  it('are one histogram labelled by what was written, each with its own buckets, sum and count', async () => {
+    const metrics = createHttpMetrics({ defaultMetrics: false });
+    const bounds = [0.001, 0.01];
+    let waits = {
+      allowance: { bounds, counts: [5, 1, 0], sum: 0.004 },
+      receipt: { bounds, counts: [0, 4, 2], sum: 0.2 },
+      log: { bounds, counts: [0, 0, 0], sum: 0 },
+    };
+    registerStoreMetrics(metrics.registry, { writeWaits: () => waits });
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('# TYPE aov_store_write_wait_seconds histogram');
+    expect(text).toContain('aov_store_write_wait_seconds_bucket{write="allowance",le="0.001"} 5\n');
+    expect(text).toContain('aov_store_write_wait_seconds_bucket{write="allowance",le="+Inf"} 6\n');
+    expect(text).toContain('aov_store_write_wait_seconds_bucket{write="receipt",le="0.01"} 4\n');
+    expect(text).toContain('aov_store_write_wait_seconds_bucket{write="receipt",le="+Inf"} 6\n');
+    expect(text).toContain('aov_store_write_wait_seconds_sum{write="receipt"} 0.2\n');
+    expect(text).toContain('aov_store_write_wait_seconds_count{write="log"} 0\n');
+    // No WAL sync histogram was offered, so none is printed.
+    expect(text).not.toContain('aov_store_wal_sync_seconds');
+    waits = { ...waits, receipt: { bounds, counts: [0, 4, 3], sum: 0.3 } };
+    expect(await metrics.registry.metrics()).toContain('aov_store_write_wait_seconds_count{write="receipt"} 7\n');
   });
 });

@@ -9,7 +9,7 @@
  * stall on the request path shows up as a max far above the p99.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { WalSyncStats } from '../store/store.js';
+import type { DurationHistogram, StoreWrite } from '../store/store.js';
 
 export interface HttpMetrics {
   registry: Registry;
@@ -96,28 +96,55 @@ export function registerRunMetrics(registry: Registry, read: () => RunCounts): v
   });
 }
 
+/** What the store offers /metrics (each optional: only the embedded SQLite store's writer thread has them). */
+export interface StoreMetricSources {
+  walSyncs?: () => DurationHistogram;
+  writeWaits?: () => Record<StoreWrite, DurationHistogram>;
+}
+
 /**
- * aov_store_wal_sync_seconds: the embedded store's WAL syncs as a Prometheus histogram (cumulative
- * buckets, sum, count), read from the store when /metrics is scraped. Every receipt waits for one.
+ * The store's histograms, read from the store when /metrics is scraped (cumulative buckets, sum, count):
+ * - aov_store_wal_sync_seconds: the WAL syncs; every receipt waits for one;
+ * - aov_store_write_wait_seconds{write}: how long requests waited for the writer thread to answer, by what they
+ *   wrote (allowance, receipt, log).
  */
-export function registerStoreMetrics(registry: Registry, read: () => WalSyncStats): void {
-  const name = 'aov_store_wal_sync_seconds';
-  const help = 'Disk syncs of the SQLite WAL that make committed receipts durable (a receipt is answered after its sync).';
+export function registerStoreMetrics(registry: Registry, sources: StoreMetricSources): void {
+  const { walSyncs, writeWaits } = sources;
+  if (walSyncs) {
+    histogramMetric(registry, 'aov_store_wal_sync_seconds', 'Disk syncs of the SQLite WAL that make committed receipts durable (a receipt is answered after its sync).', () => [
+      { labels: {}, h: walSyncs() },
+    ]);
+  }
+  if (writeWaits) {
+    histogramMetric(
+      registry,
+      'aov_store_write_wait_seconds',
+      "Time a request waited for the SQLite writer thread's answer, by what it wrote: the batch in flight, the transaction and, for receipts, the WAL sync.",
+      () => Object.entries(writeWaits()).map(([write, h]) => ({ labels: { write }, h })),
+    );
+  }
+}
+
+type SampleValue = { metricName: string; labels: Record<string, string | number>; value: number };
+
+/** A histogram whose buckets are kept elsewhere (prom-client's Histogram takes observations, not ready counts). */
+function histogramMetric(registry: Registry, name: string, help: string, read: () => Array<{ labels: Record<string, string>; h: DurationHistogram }>): void {
   registry.registerMetric({
     name,
     help,
     type: 'histogram',
     aggregator: 'sum',
     get() {
-      const { bounds, counts, sum } = read();
-      const values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> = [];
-      let cumulative = 0;
-      counts.forEach((n, i) => {
-        cumulative += n;
-        values.push({ metricName: `${name}_bucket`, labels: { le: i < bounds.length ? (bounds[i] as number) : '+Inf' }, value: cumulative });
-      });
-      values.push({ metricName: `${name}_sum`, labels: {}, value: sum });
-      values.push({ metricName: `${name}_count`, labels: {}, value: cumulative });
+      const values: SampleValue[] = [];
+      for (const { labels, h } of read()) {
+        let cumulative = 0;
+        h.counts.forEach((n, i) => {
+          cumulative += n;
+          values.push({ metricName: `${name}_bucket`, labels: { ...labels, le: i < h.bounds.length ? (h.bounds[i] as number) : '+Inf' }, value: cumulative });
+        });
+        values.push({ metricName: `${name}_sum`, labels, value: h.sum });
+        values.push({ metricName: `${name}_count`, labels, value: cumulative });
+      }
       return { name, help, type: 'histogram', aggregator: 'sum', values };
     },
   } as unknown as Parameters<Registry['registerMetric']>[0]);

@@ -18,7 +18,7 @@ import type { LogAppendBatch, LogPendingReceipt } from './log-store.js';
 import { entryText } from '../log/entry.js';
 import { SQLITE_WRITE_SQL } from './sqlite-sql.js';
 import type { SqliteStore, SqliteStoreOptions } from './sqlite.js';
-import type { AllowanceState, ReceiptRecord, WalSyncStats } from './store.js';
+import type { AllowanceState, DurationHistogram, ReceiptRecord, StoreWrite, WalSyncStats } from './store.js';
 import { StoreFaultError } from './faults.js';
 
 export type SqliteOffloadStoreOptions = Omit<SqliteStoreOptions, 'groupCommit'> & {
@@ -324,14 +324,39 @@ parentPort.on('message', (m) => {
 });
 `;
 
-type Settle = { resolve(v: unknown): void; reject(e: unknown): void };
+/** A call waiting for its answer; a write to the writer thread also records what it writes and when it was issued (writeWaits()). */
+type Settle = { resolve(v: unknown): void; reject(e: unknown): void; write?: StoreWrite; issued?: number };
+
+/** Upper bounds (seconds) of the write-wait histograms (writeWaits()): from a commit's fraction of a millisecond to a stalled disk. */
+const WRITE_WAIT_BOUNDS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1] as const;
+
+/** What each writer operation writes, for its wait's histogram. */
+const WRITE_OF: Readonly<Record<string, StoreWrite>> = {
+  consume: 'allowance',
+  take: 'allowance',
+  refund: 'allowance',
+  refundUnits: 'allowance',
+  save: 'receipt',
+  saveMany: 'receipt',
+  logAppend: 'log',
+};
+
+const emptyHistogram = (): DurationHistogram => ({ bounds: WRITE_WAIT_BOUNDS, counts: new Array<number>(WRITE_WAIT_BOUNDS.length + 1).fill(0), sum: 0 });
+
+function observe(h: DurationHistogram, seconds: number): void {
+  let i = 0;
+  while (i < h.bounds.length && seconds > (h.bounds[i] as number)) i++;
+  (h.counts[i] as number)++;
+  h.sum += seconds;
+}
 type Outcome = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string; code?: string };
 
 /** Settles the call an answer from the writer or the checkpointer belongs to (none: already settled). */
-function settle(calls: Map<number, Settle>, o: Outcome): void {
+function settle(calls: Map<number, Settle>, o: Outcome, waits?: Record<StoreWrite, DurationHistogram>): void {
   const p = calls.get(o.id);
   if (!p) return;
   calls.delete(o.id);
+  if (waits && p.write !== undefined && p.issued !== undefined) observe(waits[p.write], (performance.now() - p.issued) / 1000);
   if (o.ok) p.resolve(o.value);
   else if (o.code === 'STORE_FILE') p.reject(new StoreFaultError(o.message));
   else p.reject(Object.assign(new Error(o.message), o.code ? { code: o.code } : {}));
@@ -382,6 +407,8 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
     checkpointer.on('error', stopped);
   });
   const pending = new Map<number, Settle>();
+  // Measured here, on the calling thread, where a request waits: no message or shared memory needed.
+  const waits: Record<StoreWrite, DurationHistogram> = { allowance: emptyHistogram(), receipt: emptyHistogram(), log: emptyHistogram() };
   let nextId = 1;
   let failure: Error | null = null;
   let closing: Promise<void> | null = null;
@@ -403,7 +430,7 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
       inFlight = false;
       post();
     }
-    for (const o of outcomes) settle(pending, o);
+    for (const o of outcomes) settle(pending, o, waits);
   });
   worker.on('error', (e) => failAll(e instanceof Error ? e : new Error(String(e))));
   worker.on('exit', () => {
@@ -430,7 +457,7 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
     new Promise<T>((resolve, reject) => {
       if (failure || closing) return reject(failure ?? new Error('the store is closed'));
       const id = nextId++;
-      pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      pending.set(id, { resolve: resolve as (v: unknown) => void, reject, write: WRITE_OF[op.op as string], issued: performance.now() });
       op.id = id;
       outbox.push(op);
       if (!inFlight && !scheduled) {
@@ -444,6 +471,11 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
 
     walSyncs(): WalSyncStats {
       return { bounds: WAL_SYNC_BOUNDS, counts: Array.from(syncCounts, (_, i) => Atomics.load(syncCounts, i)), sum: syncSum[0] as number };
+    },
+
+    writeWaits(): Record<StoreWrite, DurationHistogram> {
+      const copy = (h: DurationHistogram): DurationHistogram => ({ bounds: h.bounds, counts: [...h.counts], sum: h.sum });
+      return { allowance: copy(waits.allowance), receipt: copy(waits.receipt), log: copy(waits.log) };
     },
 
     async consumeAllowance(clientKey: string, day: string, limit: number): Promise<AllowanceState> {

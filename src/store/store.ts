@@ -229,13 +229,26 @@ export interface Store extends TransparencyLogStore {
    * disk shows here before anywhere else.
    */
   walSyncs?(): WalSyncStats;
+  /**
+   * How long calls on this thread waited for the embedded store's writer thread to answer, by what they wrote
+   * (optional: only the SQLite writer thread has them): the wait behind the batch in flight, the transaction, and for
+   * receipts the WAL sync. Every verification waits twice (its allowance unit, then its receipt), so these show where
+   * a request's latency goes when the event loop is not the one that is late.
+   */
+  writeWaits?(): Record<StoreWrite, DurationHistogram>;
   close(): Promise<void>;
 }
 
-/** A histogram of WAL sync durations: counts[i] syncs took at most bounds[i] seconds (and more than the bound before); the last count has no bound. */
-export interface WalSyncStats {
+/** What a call waited on the writer for: an allowance count or refund, a receipt (one or a batch), a transparency-log append. */
+export type StoreWrite = 'allowance' | 'receipt' | 'log';
+
+/** A histogram of durations: counts[i] took at most bounds[i] seconds (and more than the bound before); the last count has no bound. */
+export interface DurationHistogram {
   bounds: readonly number[];
   counts: number[];
-  /** Seconds, all syncs together. */
+  /** Seconds, all together. */
   sum: number;
 }
+
+/** The WAL syncs' histogram (walSyncs()). */
+export type WalSyncStats = DurationHistogram;
