@@ -105,8 +105,8 @@ export interface StoreMetricSources {
 /**
  * The store's histograms, read from the store when /metrics is scraped (cumulative buckets, sum, count):
  * - aov_store_wal_sync_seconds: the WAL syncs; every receipt waits for one;
- * - aov_store_write_wait_seconds{write}: how long requests waited for the writer thread to answer, by what they
- *   wrote (allowance, receipt, log).
+ * - aov_store_write_wait_seconds{write}: how long calls on the HTTP thread waited for the writer thread to answer, by
+ *   what they wrote (a request's allowance unit and receipt, the log's appends).
  */
 export function registerStoreMetrics(registry: Registry, sources: StoreMetricSources): void {
   const { walSyncs, writeWaits } = sources;
@@ -119,7 +119,7 @@ export function registerStoreMetrics(registry: Registry, sources: StoreMetricSou
     histogramMetric(
       registry,
       'aov_store_write_wait_seconds',
-      "Time a request waited for the SQLite writer thread's answer, by what it wrote: the batch in flight, the transaction and, for receipts, the WAL sync.",
+      "Time a call on the HTTP thread waited for the SQLite writer thread's answer, by what it wrote: the batch in flight, the transaction and, for receipts, the WAL sync.",
       () => Object.entries(writeWaits()).map(([write, h]) => ({ labels: { write }, h })),
     );
   }

@@ -349,6 +349,7 @@ function observe(h: DurationHistogram, seconds: number): void {
   (h.counts[i] as number)++;
   h.sum += seconds;
 }
+
 type Outcome = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string; code?: string };
 
 /** Settles the call an answer from the writer or the checkpointer belongs to (none: already settled). */
