@@ -414,16 +414,15 @@ async function openLoop(url: string, body: string, options: { rate: number; dura
   };
 }
 
-/** Median of the readable values (ms, three decimals), or 'n/a'. */
-const cpuMedian = (xs: Array<number | null>): string => {
+/** Median of the readable values, rounded to `decimals`, or 'n/a'. */
+const knownMedian = (xs: Array<number | null>, decimals: number): string => {
   const known = xs.filter((x): x is number => x !== null);
-  return known.length === 0 ? 'n/a' : String(Math.round(median(known) * 1000) / 1000);
+  return known.length === 0 ? 'n/a' : String(Math.round(median(known) * 10 ** decimals) / 10 ** decimals);
 };
-/** Median of the readable kernel shares (two decimals), or 'n/a'. */
-const shareMedian = (xs: Array<number | null>): string => {
-  const known = xs.filter((x): x is number => x !== null);
-  return known.length === 0 ? 'n/a' : String(r2(median(known)));
-};
+/** CPU ms per request: three decimals. */
+const cpuMedian = (xs: Array<number | null>): string => knownMedian(xs, 3);
+/** Kernel shares: two decimals. */
+const shareMedian = (xs: Array<number | null>): string => knownMedian(xs, 2);
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? (s[(s.length - 1) / 2] as number) : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
@@ -444,7 +443,8 @@ const LOOP_SAMPLING_MS = 10;
 
 /**
  * One scrape of ours' /metrics around a fixed-rate run: the event-loop delay past the sampling interval since the previous
- * scrape (each scrape resets the monitor), in ms, and the WAL sync histogram's cumulative buckets.
+ * scrape (each scrape resets the monitor), in ms, the WAL sync histogram's cumulative buckets, and the sums and counts of
+ * the waits for the writer.
  */
 async function scrapeRunMetrics(base: string): Promise<{ p99: number; max: number; syncs: Map<string, number>; waits: Map<string, { sum: number; count: number }> }> {
   const res = await fetch(`${base}/metrics`, { headers: process.env.METRICS_TOKEN ? { authorization: `Bearer ${process.env.METRICS_TOKEN}` } : {} });
