@@ -55,16 +55,21 @@ describe("metrics: the store's write waits", () => {
       log: { bounds, counts: [0, 0, 0], sum: 0 },
     };
     registerStoreMetrics(metrics.registry, { writeWaits: () => waits });
-    const text = await metrics.registry.metrics();
-    expect(text).toContain('# TYPE aov_store_write_wait_seconds histogram');
-    expect(text).toContain('aov_store_write_wait_seconds_bucket{write="allowance",le="0.001"} 5\n');
-    expect(text).toContain('aov_store_write_wait_seconds_bucket{write="allowance",le="+Inf"} 6\n');
-    expect(text).toContain('aov_store_write_wait_seconds_bucket{write="receipt",le="0.01"} 4\n');
-    expect(text).toContain('aov_store_write_wait_seconds_bucket{write="receipt",le="+Inf"} 6\n');
-    expect(text).toContain('aov_store_write_wait_seconds_sum{write="receipt"} 0.2\n');
-    expect(text).toContain('aov_store_write_wait_seconds_count{write="log"} 0\n');
+    const lines = (await metrics.registry.metrics()).split('\n');
+    // One series per label, each cumulative up to its own +Inf, with its own sum and count.
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        '# TYPE aov_store_write_wait_seconds histogram',
+        'aov_store_write_wait_seconds_bucket{write="allowance",le="0.001"} 5',
+        'aov_store_write_wait_seconds_bucket{write="allowance",le="+Inf"} 6',
+        'aov_store_write_wait_seconds_bucket{write="receipt",le="0.01"} 4',
+        'aov_store_write_wait_seconds_bucket{write="receipt",le="+Inf"} 6',
+        'aov_store_write_wait_seconds_sum{write="receipt"} 0.2',
+        'aov_store_write_wait_seconds_count{write="log"} 0',
+      ]),
+    );
     // No WAL sync histogram was offered, so none is printed.
-    expect(text).not.toContain('aov_store_wal_sync_seconds');
+    expect(lines.some((l) => l.includes('aov_store_wal_sync_seconds'))).toBe(false);
     waits = { ...waits, receipt: { bounds, counts: [0, 4, 3], sum: 0.3 } };
     expect(await metrics.registry.metrics()).toContain('aov_store_write_wait_seconds_count{write="receipt"} 7\n');
   });
