@@ -7,22 +7,17 @@
  * the page can never pass a receipt the command line refuses, or the other way round.
  */
 import { parseStrictJson, StrictJsonError } from '../../src/core/strict-json.js';
-import { HASH_FIELDS, newReceiptTrace, type ReceiptCheck, type ReceiptCheckStep, type ReceiptHashName, type ReceiptTrace } from '../../src/receipts/receipt-verifier.js';
+import { newReceiptTrace, type ReceiptCheck, type ReceiptCheckStep, type ReceiptTrace } from '../../src/receipts/receipt-verifier.js';
 import { verifyReceiptPortable } from '../../src/receipts/verify-receipt-portable.js';
-
-export type CheckName = ReceiptCheck;
-export type CheckStep = ReceiptCheckStep;
-export type HashName = ReceiptHashName;
-export const HASH_NAMES: readonly HashName[] = HASH_FIELDS;
 
 export interface ReceiptCheckResult {
   valid: boolean;
   /** The first check that failed (absent when valid). */
-  failedCheck?: CheckName;
+  failedCheck?: ReceiptCheck;
   message: string;
   keyVersion?: string;
   /** Every check that ran, in order; the last one is the failing one when invalid. */
-  steps: CheckStep[];
+  steps: ReceiptCheckStep[];
   /** The hashes the receipt states, and those recomputed from the request when one was given. */
   hashes: ReceiptTrace['hashes'];
 }

@@ -8,7 +8,8 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { getJson, getText, errorFrom, type ApiErrorBody } from './api.js';
-import { checkReceipt, HASH_NAMES, type ReceiptCheckResult } from './receipt-check.js';
+import { HASH_FIELDS } from '../../src/receipts/receipt-verifier.js';
+import { checkReceipt, type ReceiptCheckResult } from './receipt-check.js';
 import { Scores, type Score } from './scores.js';
 
 type Load =
@@ -59,7 +60,7 @@ function Hashes({ result }: { result: ReceiptCheckResult }) {
         </tr>
       </thead>
       <tbody>
-        {HASH_NAMES.map((h) => {
+        {HASH_FIELDS.map((h) => {
           const v = result.hashes[h];
           return (
             <tr key={h}>
