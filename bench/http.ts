@@ -81,17 +81,21 @@ function processCpuSeconds(pid: number | undefined, mainThread = false): number 
   return c === null ? null : c.user + c.system;
 }
 
-type CpuRun = Run & { cpuMsPerReq: number | null; mainThreadMsPerReq: number | null; kernelShare: number | null };
+type CpuRun = Run & { cpuMsPerReq: number | null; mainThreadMsPerReq: number | null; kernelShare: number | null; mainThreadBusy: number | null };
 
 /**
  * Runs a load and adds the CPU time `pid` spent on it per answered request (ms), whole process and main thread, and the
  * kernel's share of the process's CPU time, when readable: whether a server's cost per request is its own code or the
- * kernel's (system calls, thread wake-ups, a durable store's writes and syncs).
+ * kernel's (system calls, thread wake-ups, a durable store's writes and syncs). Also the share of the run's wall-clock
+ * time its main thread was on a CPU: a server whose HTTP thread idles under a closed-loop load is waiting on something
+ * else (its other threads, the disk), not short of CPU on that thread.
  */
 async function withCpu(pid: number | undefined, fn: () => Promise<Run>): Promise<CpuRun> {
   const before = processCpu(pid);
   const mainBefore = processCpuSeconds(pid, true);
+  const started = performance.now();
   const r = await fn();
+  const wallSeconds = (performance.now() - started) / 1000;
   const after = processCpu(pid);
   const mainAfter = processCpuSeconds(pid, true);
   // Three decimals: a request costs 0.05-0.3 ms, and the clock ticks of /proc are 10 ms over thousands of requests.
@@ -99,7 +103,8 @@ async function withCpu(pid: number | undefined, fn: () => Promise<Run>): Promise
   const total = (c: { user: number; system: number } | null): number | null => (c === null ? null : c.user + c.system);
   const spent = before !== null && after !== null ? after.user + after.system - (before.user + before.system) : 0;
   const kernelShare = before !== null && after !== null && spent > 0 ? Math.round(((after.system - before.system) / spent) * 100) / 100 : null;
-  return { ...r, cpuMsPerReq: perReq(total(before), total(after)), mainThreadMsPerReq: perReq(mainBefore, mainAfter), kernelShare };
+  const mainThreadBusy = mainBefore !== null && mainAfter !== null && wallSeconds > 0 ? Math.round(((mainAfter - mainBefore) / wallSeconds) * 100) / 100 : null;
+  return { ...r, cpuMsPerReq: perReq(total(before), total(after)), mainThreadMsPerReq: perReq(mainBefore, mainAfter), kernelShare, mainThreadBusy };
 }
 
 /** CPU seconds of every process named `postgres` on this machine (server, backends, WAL writer, checkpointer). */
@@ -296,6 +301,8 @@ interface RateRun {
   loop?: { p99: number; max: number };
   /** ours' WAL syncs during the run (SQLite only), from the aov_store_wal_sync_seconds histogram. */
   syncs?: SyncSummary;
+  /** ours' WAL start-overs during the run (SQLite only) and the mean time each held every write back, ms (aov_store_wal_restart_seconds). */
+  restarts?: { count: number; meanMs: number | null };
   /** ours' mean wait for the SQLite writer's answer during the run, ms, by what was written (aov_store_write_wait_seconds). */
   waits?: { allowance: number; receipt: number };
   achieved: number;
@@ -443,10 +450,12 @@ const LOOP_SAMPLING_MS = 10;
 
 /**
  * One scrape of ours' /metrics around a fixed-rate run: the event-loop delay past the sampling interval since the previous
- * scrape (each scrape resets the monitor), in ms, the WAL sync histogram's cumulative buckets, and the sums and counts of
- * the waits for the writer.
+ * scrape (each scrape resets the monitor), in ms, the WAL sync histogram's cumulative buckets, the WAL restarts' sum and
+ * count, and the sums and counts of the waits for the writer.
  */
-async function scrapeRunMetrics(base: string): Promise<{ p99: number; max: number; syncs: Map<string, number>; waits: Map<string, { sum: number; count: number }> }> {
+async function scrapeRunMetrics(
+  base: string,
+): Promise<{ p99: number; max: number; syncs: Map<string, number>; restarts: { sum: number; count: number } | null; waits: Map<string, { sum: number; count: number }> }> {
   const res = await fetch(`${base}/metrics`, { headers: process.env.METRICS_TOKEN ? { authorization: `Bearer ${process.env.METRICS_TOKEN}` } : {} });
   const text = await res.text();
   const read = (name: string): number => {
@@ -463,7 +472,11 @@ async function scrapeRunMetrics(base: string): Promise<{ p99: number; max: numbe
     w[m[1] as 'sum' | 'count'] = Number(m[3]);
     waits.set(m[2] as string, w);
   }
-  return { p99: read('nodejs_eventloop_lag_p99_seconds'), max: read('nodejs_eventloop_lag_max_seconds'), syncs, waits };
+  // The WAL's start-overs since the server started: total seconds they held the writes back, and how many.
+  const restartSum = /^aov_store_wal_restart_seconds_sum ([0-9.e+-]+)$/m.exec(text);
+  const restartCount = /^aov_store_wal_restart_seconds_count (\d+)$/m.exec(text);
+  const restarts = restartSum && restartCount ? { sum: Number(restartSum[1]), count: Number(restartCount[1]) } : null;
+  return { p99: read('nodejs_eventloop_lag_p99_seconds'), max: read('nodejs_eventloop_lag_max_seconds'), syncs, restarts, waits };
 }
 
 /** What the disk did for ours during one run: its WAL syncs, how many took over 10 ms, and the bucket of the slowest. */
@@ -620,7 +633,7 @@ async function main(): Promise<void> {
       process.stdout.write(
         `throughput run ${i + 1}: bare ${b.reqPerSec}, signed ${sg.reqPerSec}, ours ${o.reqPerSec}` +
           (p ? `, ours on PostgreSQL ${p.result.reqPerSec} (PostgreSQL server ${describePg(p.usage).cores} cores)` : '') +
-          ` req/s; CPU ms/req ours ${o.cpuMsPerReq ?? 'n/a'} (kernel share ${o.kernelShare ?? 'n/a'}), signed ${sg.cpuMsPerReq ?? 'n/a'} (kernel share ${sg.kernelShare ?? 'n/a'})\n`,
+          ` req/s; CPU ms/req ours ${o.cpuMsPerReq ?? 'n/a'} (kernel share ${o.kernelShare ?? 'n/a'}), signed ${sg.cpuMsPerReq ?? 'n/a'} (kernel share ${sg.kernelShare ?? 'n/a'}); HTTP thread busy ours ${o.mainThreadBusy ?? 'n/a'}, signed ${sg.mainThreadBusy ?? 'n/a'}\n`,
       );
     }
     const rssLoad = peakRssMiB(ours.pid as number);
@@ -634,12 +647,17 @@ async function main(): Promise<void> {
       const after = await scrapeRunMetrics(base);
       f.loop = { p99: after.p99, max: after.max };
       f.syncs = syncSummary(before.syncs, after.syncs);
+      if (before.restarts && after.restarts) {
+        const count = after.restarts.count - before.restarts.count;
+        f.restarts = { count, meanMs: count > 0 ? ms(((after.restarts.sum - before.restarts.sum) * 1000) / count) : null };
+      }
       f.waits = meanWaits(before.waits, after.waits);
       return f;
     };
     const fixedLine = (label: string, i: number, f: RateRun): string =>
       `fixed-rate run ${i + 1} (${label}): ${f.achieved} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, max ${f.max} ms, errors ${f.errors}` + (f.loop ? `, event-loop delay p99 ${f.loop.p99} ms max ${f.loop.max} ms` : '') +
       (f.syncs ? `, WAL syncs ${f.syncs.count} (${f.syncs.over10ms} over 10 ms, slowest ${f.syncs.slowest} ms)` : '') +
+      (f.restarts ? `, WAL restarts ${f.restarts.count} (mean ${f.restarts.meanMs ?? 'n/a'} ms)` : '') +
       (f.waits ? `, mean wait for the writer: allowance ${f.waits.allowance} ms, receipt ${f.waits.receipt} ms` : '');
     for (let i = 0; i < runs; i++) {
       // The floor of this measurement on this machine: the same load generator against the signed baseline (no store).
@@ -694,7 +712,7 @@ async function main(): Promise<void> {
       .flatMap((f, i) => {
         const row = (store: string, r: RateRun, cores: string) =>
           `| ${i + 1} | ${store} | ${r.achieved} | ${r.p50} | **${r.p99}** | ${r.max} | ${r.errors} | ${r.loop?.p99 ?? 'n/a'} | ${r.loop?.max ?? 'n/a'} | ` +
-          `${r.syncs ? `${r.syncs.over10ms} of ${r.syncs.count}` : '—'} | ${r.syncs?.slowest ?? '—'} | ${r.waits ? `${r.waits.allowance} / ${r.waits.receipt}` : '—'} | ${cores} |`;
+          `${r.syncs ? `${r.syncs.over10ms} of ${r.syncs.count}` : '—'} | ${r.syncs?.slowest ?? '—'} | ${r.restarts ? `${r.restarts.count} (${r.restarts.meanMs ?? '—'})` : '—'} | ${r.waits ? `${r.waits.allowance} / ${r.waits.receipt}` : '—'} | ${cores} |`;
         const p = fixedPg[i];
         return [row('signed baseline', fixedSigned[i] as RateRun, '—'), row('SQLite', f, '—'), ...(p ? [row('PostgreSQL', p.run, describePg(p.usage).cores)] : [])];
       })
@@ -739,7 +757,9 @@ is the server process's own CPU time (all threads, from \`/proc/<pid>/stat\`) pe
 main thread alone (\`/proc/<pid>/task/<pid>/stat\`), the rest being the SQLite writer, its checkpointer, V8's and libuv's
 helpers; the signed baseline does all its work on its main thread. "Kernel share" is the part of a server's CPU time spent in the
 kernel (stime over utime + stime: system calls, thread wake-ups, the store's writes and syncs), which tells whether what ours
-spends beyond the signed baseline is its own code or the kernel's. The last two columns are
+spends beyond the signed baseline is its own code or the kernel's. "HTTP thread busy" (progress lines, summary) is the share
+of a run's wall-clock time a server's main thread was on a CPU: the signed baseline's is about 1 under this closed-loop load, and
+below 1 ours' HTTP thread sat waiting for its writer thread or the disk with no request of its own to work on. The last two columns are
 the PostgreSQL server's CPU during that run, in cores and in ms per request — on a dedicated machine the throughput of
 PostgreSQL mode is bounded by the sum of ours' and the database's CPU per request.
 
@@ -753,8 +773,8 @@ each latency runs from the request's intended send time, so queueing behind a st
 under the same load: its latency is what this load generator, the server's HTTP stack and one signature cost on this machine with no
 store at all, the floor of the measurement.
 
-| run | store | achieved req/s | p50 ms | p99 ms | max ms | errors | event-loop delay p99 ms | event-loop delay max ms | WAL syncs over 10 ms | slowest WAL sync ms | mean wait for the writer, allowance / receipt, ms | PostgreSQL CPU (cores) |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| run | store | achieved req/s | p50 ms | p99 ms | max ms | errors | event-loop delay p99 ms | event-loop delay max ms | WAL syncs over 10 ms | slowest WAL sync ms | WAL restarts (mean ms) | mean wait for the writer, allowance / receipt, ms | PostgreSQL CPU (cores) |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 ${fixedRows}
 
 The event-loop delay columns are ours' own \`nodejs_eventloop_lag_p99_seconds\` / \`_max_seconds\` from \`/metrics\` over each run
@@ -762,6 +782,8 @@ The event-loop delay columns are ours' own \`nodejs_eventloop_lag_p99_seconds\` 
 loop reads 10 ms): how long the thread was busy past a sample's due time. A max far above the p99 points at a synchronous stall.
 The WAL sync columns are ours' \`aov_store_wal_sync_seconds\` histogram over each run (SQLite only): every receipt is answered after
 a disk sync of the WAL, so a run whose syncs took tens of ms measured the disk of that moment (the slowest is given as its bucket's bound).
+The WAL restarts column is ours' \`aov_store_wal_restart_seconds\` over each run (SQLite only): how many times the WAL, past its
+bound, was started over, and how long each held every write back on average (the database file's sync included).
 The wait column is ours' \`aov_store_write_wait_seconds\` over each run (SQLite only): how long, on average, a request waited for the
 writer thread to answer its allowance unit and then its receipt (the batch in flight, the transaction, and for the receipt the sync).
 
@@ -773,7 +795,8 @@ bare baseline ${bareRss ?? 'n/a'} MiB. Errors in the throughput runs: ${errorsTh
 - ours / signed baseline, median **${medSigned}×** (bar ≥ 0.7× in every run: ${met(barRatio)}); ours / bare baseline, median ${medBare}×.
 - CPU per request under load, median: ours ${cpuMedian(through.map((t) => t.ours.cpuMsPerReq))} ms, of which its HTTP thread ${cpuMedian(through.map((t) => t.ours.mainThreadMsPerReq))} ms;
   the signed baseline ${cpuMedian(through.map((t) => t.signed.cpuMsPerReq))} ms (one thread). Kernel share of that CPU time, median: ours ${shareMedian(through.map((t) => t.ours.kernelShare))},
-  the signed baseline ${shareMedian(through.map((t) => t.signed.kernelShare))}.
+  the signed baseline ${shareMedian(through.map((t) => t.signed.kernelShare))}. Share of the run its HTTP thread was on a CPU, median: ours
+  ${shareMedian(through.map((t) => t.ours.mainThreadBusy))}, the signed baseline ${shareMedian(through.map((t) => t.signed.mainThreadBusy))} (below 1: it waited for something else).
 - p99 at ${rate} req/s: ${fixed.map((f) => f.p99).join(', ')} ms (bar < 10 ms in all ${runs} runs, at the full rate, no errors: ${met(barP99)});
   the signed baseline under the same load: ${fixedSigned.map((f) => f.p99).join(', ')} ms.
 - peak RSS ${rss ?? 'n/a'} MiB (bar ≤ 160 MiB: ${met(barRss)}).

@@ -190,7 +190,11 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     }
     const metrics = createHttpMetrics();
     if (pool) registerRunMetrics(metrics.registry, () => pool.runs());
-    registerStoreMetrics(metrics.registry, { walSyncs: store.walSyncs?.bind(store), writeWaits: store.writeWaits?.bind(store) });
+    registerStoreMetrics(metrics.registry, {
+      walSyncs: store.walSyncs?.bind(store),
+      walRestarts: store.walRestarts?.bind(store),
+      writeWaits: store.writeWaits?.bind(store),
+    });
     const pipeline = createPipeline({
       runner,
       service,

@@ -125,10 +125,12 @@ describe('sqlite specifics', () => {
   // Under steady load the writer never finds the WAL fully checkpointed, so SQLite alone never starts it over.
   it('worker writer: under writes that never pause, the WAL is started over past its bound (and without a bound it only grows)', async () => {
     const payload = 'x'.repeat(2000);
-    const walSizes = async (walLimitBytes: number): Promise<number[]> => {
+    const walSizes = async (walLimitBytes: number): Promise<{ sizes: number[]; restarts: number; restartSeconds: number }> => {
       const f = join(dir, 'wal-bound', `${walLimitBytes}.db`);
       const s = createSqliteOffloadStore({ file: f, walLimitBytes });
       const sizes: number[] = [];
+      let restarts = 0;
+      let restartSeconds = 0;
       try {
         const until = Date.now() + 1500;
         // Eight writers, each issuing its next receipt as soon as the last one is stored: a commit is always due.
@@ -146,20 +148,28 @@ describe('sqlite specifics', () => {
           }
         })();
         await Promise.all([...writers, sampler]);
+        const h = s.walRestarts!();
+        expect(h.counts).toHaveLength(h.bounds.length + 1);
+        restarts = h.counts.reduce((a, b) => a + b, 0);
+        restartSeconds = h.sum;
       } finally {
         await s.close();
       }
-      return sizes;
+      return { sizes, restarts, restartSeconds };
     };
     const shrank = (sizes: number[]) => sizes.some((size, i) => i > 0 && size < (sizes[i - 1] as number));
     const bounded = await walSizes(256 * 1024);
     const unbounded = await walSizes(1024 * 1024 * 1024);
-    expect(unbounded.length).toBeGreaterThan(10);
-    // The control: the same load with a bound it never reaches — the file only ever grows.
-    expect(shrank(unbounded)).toBe(false);
+    expect(unbounded.sizes.length).toBeGreaterThan(10);
+    // The control: the same load with a bound it never reaches — the file only ever grows, and never started over.
+    expect(shrank(unbounded.sizes)).toBe(false);
+    expect(unbounded.restarts).toBe(0);
     // With a bound it is cut back while the writes go on, and ends far below the unbounded file.
-    expect(shrank(bounded)).toBe(true);
-    expect(bounded[bounded.length - 1]).toBeLessThan((unbounded[unbounded.length - 1] as number) / 2);
+    expect(shrank(bounded.sizes)).toBe(true);
+    expect(bounded.sizes[bounded.sizes.length - 1]).toBeLessThan((unbounded.sizes[unbounded.sizes.length - 1] as number) / 2);
+    // Each start-over is timed (walRestarts(), /metrics): it is the one moment the checkpointer holds every write back.
+    expect(bounded.restarts).toBeGreaterThan(0);
+    expect(bounded.restartSeconds).toBeGreaterThan(0);
   }, 20_000);
 
   it('worker writer: a reader holding an old snapshot does not hold the writes back while the WAL is past its bound', async () => {

@@ -43,6 +43,25 @@ describe('metrics: the store\'s WAL syncs', () => {
     stats = { bounds: [0.001, 0.01], counts: [4, 2, 1], sum: 0.6 };
     expect(await metrics.registry.metrics()).toContain('aov_store_wal_sync_seconds_count 7\n');
   });
+
+  it('have the WAL restarts beside them, in a histogram of their own', async () => {
+    const metrics = createHttpMetrics({ defaultMetrics: false });
+    const syncs = { bounds: [0.001, 0.01], counts: [3, 2, 1], sum: 0.5 };
+    const restarts = { bounds: [0.001, 0.01], counts: [0, 1, 1], sum: 0.025 };
+    registerStoreMetrics(metrics.registry, { walSyncs: () => syncs, walRestarts: () => restarts });
+    const lines = (await metrics.registry.metrics()).split('\n');
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        '# TYPE aov_store_wal_restart_seconds histogram',
+        'aov_store_wal_restart_seconds_bucket{le="0.001"} 0',
+        'aov_store_wal_restart_seconds_bucket{le="0.01"} 1',
+        'aov_store_wal_restart_seconds_bucket{le="+Inf"} 2',
+        'aov_store_wal_restart_seconds_sum 0.025',
+        'aov_store_wal_restart_seconds_count 2',
+        'aov_store_wal_sync_seconds_count 6',
+      ]),
+    );
+  });
 });
 
 describe("metrics: the store's write waits", () => {

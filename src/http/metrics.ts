@@ -99,21 +99,31 @@ export function registerRunMetrics(registry: Registry, read: () => RunCounts): v
 /** What the store offers /metrics (each optional: only the embedded SQLite store's writer thread has them). */
 export interface StoreMetricSources {
   walSyncs?: () => DurationHistogram;
+  walRestarts?: () => DurationHistogram;
   writeWaits?: () => Record<StoreWrite, DurationHistogram>;
 }
 
 /**
  * The store's histograms, read from the store when /metrics is scraped (cumulative buckets, sum, count):
  * - aov_store_wal_sync_seconds: the WAL syncs; every receipt waits for one;
+ * - aov_store_wal_restart_seconds: how long each start-over of the WAL held every write back;
  * - aov_store_write_wait_seconds{write}: how long calls on the HTTP thread waited for the writer thread to answer, by
  *   what they wrote (a request's allowance unit and receipt, the log's appends).
  */
 export function registerStoreMetrics(registry: Registry, sources: StoreMetricSources): void {
-  const { walSyncs, writeWaits } = sources;
+  const { walSyncs, walRestarts, writeWaits } = sources;
   if (walSyncs) {
     histogramMetric(registry, 'aov_store_wal_sync_seconds', 'Disk syncs of the SQLite WAL that make committed receipts durable (a receipt is answered after its sync).', () => [
       { labels: {}, h: walSyncs() },
     ]);
+  }
+  if (walRestarts) {
+    histogramMetric(
+      registry,
+      'aov_store_wal_restart_seconds',
+      'Time each start-over of the SQLite WAL (a RESTART checkpoint, once the WAL is past its bound) held every write back.',
+      () => [{ labels: {}, h: walRestarts() }],
+    );
   }
   if (writeWaits) {
     histogramMetric(

@@ -29,7 +29,7 @@ export interface GuardedStore {
 /** Methods whose success proves the store commits again. */
 const WRITES = new Set(['saveReceipt', 'saveReceipts', 'consumeAllowance', 'takeAllowance', 'refundAllowance', 'refundAllowanceUnits', 'reservePayment', 'recordPaymentEvent']);
 /** Left alone: lifecycle, the guard's own readiness probe and the sync and wait statistics (reads of memory). */
-const UNGUARDED = new Set(['close', 'health', 'check', 'then', 'walSyncs', 'writeWaits']);
+const UNGUARDED = new Set(['close', 'health', 'check', 'then', 'walSyncs', 'walRestarts', 'writeWaits']);
 
 export function guardStore<S extends Store>(inner: S, options: StoreGuardOptions = {}): S & GuardedStore {
   let lastFault: { at: number; reason: string } | null = null;

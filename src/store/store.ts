@@ -230,6 +230,12 @@ export interface Store extends TransparencyLogStore {
    */
   walSyncs?(): WalSyncStats;
   /**
+   * How long each start-over of the embedded store's WAL held its writes back (optional: only the SQLite store's
+   * checkpointer thread has them). Once the WAL is past its bound, a RESTART checkpoint copies what is left and syncs
+   * the database file while no write can commit: every request in flight waits for it.
+   */
+  walRestarts?(): DurationHistogram;
+  /**
    * How long calls on this thread waited for the embedded store's writer thread to answer, by what they wrote
    * (optional: only the SQLite writer thread has them): the wait behind the batch in flight, the transaction, and for
    * receipts the WAL sync. Every verification waits twice (its allowance unit, then its receipt), so these show where
