@@ -87,8 +87,8 @@ type CpuRun = Run & { cpuMsPerReq: number | null; mainThreadMsPerReq: number | n
  * Runs a load and adds the CPU time `pid` spent on it per answered request (ms), whole process and main thread, and the
  * kernel's share of the process's CPU time, when readable: whether a server's cost per request is its own code or the
  * kernel's (system calls, thread wake-ups, a durable store's writes and syncs). Also the share of the run's wall-clock
- * time its main thread was on a CPU: a server whose HTTP thread idles under a closed-loop load is waiting on something
- * else (its other threads, the disk), not short of CPU on that thread.
+ * time its main thread was on a CPU: a server whose HTTP thread is off a CPU under a closed-loop load is waiting on
+ * something else (its other threads, the disk, the load generator) or for a CPU the machine's other threads hold.
  */
 async function withCpu(pid: number | undefined, fn: () => Promise<Run>): Promise<CpuRun> {
   const before = processCpu(pid);
@@ -758,8 +758,9 @@ main thread alone (\`/proc/<pid>/task/<pid>/stat\`), the rest being the SQLite w
 helpers; the signed baseline does all its work on its main thread. "Kernel share" is the part of a server's CPU time spent in the
 kernel (stime over utime + stime: system calls, thread wake-ups, the store's writes and syncs), which tells whether what ours
 spends beyond the signed baseline is its own code or the kernel's. "HTTP thread busy" (progress lines, summary) is the share
-of a run's wall-clock time a server's main thread was on a CPU: the signed baseline's is about 1 under this closed-loop load, and
-below 1 ours' HTTP thread sat waiting for its writer thread or the disk with no request of its own to work on. The last two columns are
+of a run's wall-clock time a server's main thread was on a CPU: the signed baseline's is about 1 under this closed-loop load; below 1,
+the thread either had no request of its own to work on (all waiting for its writer thread, the disk or the load generator) or was
+ready while other threads had both CPUs. The last two columns are
 the PostgreSQL server's CPU during that run, in cores and in ms per request — on a dedicated machine the throughput of
 PostgreSQL mode is bounded by the sum of ours' and the database's CPU per request.
 
