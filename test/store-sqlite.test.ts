@@ -1,6 +1,6 @@
 /** @module The Store contract against the embedded SQLite store (a real file in a temp dir, real child processes). */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -199,6 +199,45 @@ describe('sqlite specifics', () => {
       await s.close();
     }
   }, 30_000);
+
+  // SQLite syncs the database file only when a checkpoint copies every frame; under load only a WAL start-over does,
+  // while holding every write back. So the checkpointer syncs the file after its copies, through its own descriptor.
+  it.skipIf(!existsSync('/proc/self/fd'))('worker writer: the checkpointer syncs the database file through a descriptor of its own, closed with the store', async () => {
+    const f = join(dir, 'db-sync', 'verifier.db');
+    mkdirSync(dirname(f), { recursive: true });
+    // This process's descriptors of the database file, and how many of them are read-only: SQLite's connections open it
+    // for reading and writing, the checkpointer's descriptor for its syncs only for reading.
+    const descriptors = (): { all: number; readOnly: number } => {
+      let all = 0;
+      let readOnly = 0;
+      for (const fd of readdirSync('/proc/self/fd')) {
+        try {
+          if (readlinkSync(`/proc/self/fd/${fd}`) !== f) continue;
+          all++;
+          const flags = /^flags:\s+([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1];
+          if (flags !== undefined && (parseInt(flags, 8) & 3) === 0) readOnly++;
+        } catch {
+          // Closed meanwhile.
+        }
+      }
+      return { all, readOnly };
+    };
+    const s = createSqliteOffloadStore({ file: f });
+    let synced = false;
+    try {
+      for (let i = 0; i < 20; i++) await s.saveReceipt(receipt('agent-db-sync', `2026-11-30T00:00:${String(i).padStart(2, '0')}Z`, 'pass'));
+      // The next checkpoint tick (every 200 ms) copies those frames into the file and then syncs it.
+      const until = Date.now() + 5000;
+      while (!synced && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 50));
+        synced = descriptors().readOnly === 1;
+      }
+    } finally {
+      await s.close();
+    }
+    expect(synced).toBe(true);
+    expect(descriptors()).toEqual({ all: 0, readOnly: 0 });
+  });
 
   it('worker writer: every WAL sync that made receipts durable is counted in walSyncs()', async () => {
     const s = createSqliteOffloadStore({ file: join(dir, 'syncs', 'verifier.db') });
