@@ -51,16 +51,24 @@ function createLogPending(db, sql) {
 }
 `;
 
+/** A duration's bucket in a histogram: the first upper bound (seconds) it does not exceed, else the last (+Inf). */
+function bucketOf(bounds: readonly number[], seconds: number): number {
+  let i = 0;
+  while (i < bounds.length && seconds > (bounds[i] as number)) i++;
+  return i;
+}
+
 // A duration histogram counted by a worker thread into shared memory, which the main thread reads when /metrics is
-// scraped: no message per observation. Only one thread writes each histogram.
-const SHARED_HISTOGRAM_SOURCE = `
+// scraped: no message per observation. Only one thread writes each histogram. Its buckets are found by the same
+// bucketOf as the main thread's histograms, evaluated from its source.
+const SHARED_HISTOGRAM_SOURCE =
+  bucketOf.toString() +
+  `
 function sharedHistogram(data) {
   return { bounds: data.bounds, counts: new Int32Array(data.counts), sum: new Float64Array(data.sum) };
 }
 function observeShared(h, ms) {
-  let i = 0;
-  while (i < h.bounds.length && ms > h.bounds[i] * 1000) i++;
-  Atomics.add(h.counts, i, 1);
+  Atomics.add(h.counts, bucketOf(h.bounds, ms / 1000), 1);
   h.sum[0] += ms / 1000;
 }
 `;
@@ -393,9 +401,7 @@ const WRITE_OF: Readonly<Record<string, StoreWrite>> = {
 const emptyHistogram = (): DurationHistogram => ({ bounds: WRITE_WAIT_BOUNDS, counts: new Array<number>(WRITE_WAIT_BOUNDS.length + 1).fill(0), sum: 0 });
 
 function observe(h: DurationHistogram, seconds: number): void {
-  let i = 0;
-  while (i < h.bounds.length && seconds > (h.bounds[i] as number)) i++;
-  (h.counts[i] as number)++;
+  (h.counts[bucketOf(h.bounds, seconds)] as number)++;
   h.sum += seconds;
 }
 
