@@ -102,7 +102,8 @@ function publicInfo(meta: KeyMeta, key: KeyObject): PublicKeyInfo {
   };
 }
 
-function makeSigner(keyVersion: string, key: KeyObject): SigningKey {
+/** A sign() handle on a key (both key rings make theirs here). */
+export function makeSigner(keyVersion: string, key: KeyObject): SigningKey {
   const handle: SigningKey = {
     keyVersion,
     sign: (data) => edSign(null, data, key),

@@ -15,10 +15,10 @@
  * returns, every instance signs with the new key, and no receipt is ever signed
  * outside its key's published window (clocks are assumed NTP-synchronised).
  */
-import { createCipheriv, createDecipheriv, createPrivateKey, generateKeyPairSync, randomBytes, sign as edSign, type KeyObject } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createPrivateKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { ApiError } from '../errors.js';
 import { PUBLIC_KEY_ENCODING, rawPublicKeyBase64 } from './ed25519.js';
-import type { KeyRing, PublicKeyInfo, SigningKey } from './key-ring.js';
+import { makeSigner, type KeyRing, type PublicKeyInfo, type SigningKey } from './key-ring.js';
 import { parseRfc3339, rfc3339Seconds } from './time.js';
 
 /** The store rows this module reads and writes (the Store interface implements it). */
@@ -125,12 +125,6 @@ function toInfo(r: SigningKeyRecordLike): PublicKeyInfo {
     notBefore: r.notBefore,
     notAfter: r.notAfter,
   };
-}
-
-function makeSigner(keyVersion: string, key: KeyObject): SigningKey {
-  const handle: SigningKey = { keyVersion, sign: (data) => edSign(null, data, key) };
-  Object.defineProperty(handle, 'toJSON', { value: () => ({ keyVersion }), enumerable: false });
-  return Object.freeze(handle);
 }
 
 export interface DatabaseKeyRingOptions {
