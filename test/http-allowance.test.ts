@@ -121,11 +121,13 @@ describe('HTTP: free allowance', () => {
     expect(first.status).toBe(200);
     expect(first.headers.get('free-allowance-remaining')).toBe('2');
 
-    // The service holds this same store object: a disk or database failure while storing the receipt.
+    // The service holds this same store object: a disk or database failure while storing the receipt,
+    // alone or with its unit (this client is known to have units left: see src/service/allowance-hints.ts).
     const store = srv.handle.store;
     const saveReceipt = store.saveReceipt.bind(store);
+    const withUnit = store.consumeAllowanceAndSaveReceipt!.bind(store);
     let failedWrites = 0;
-    store.saveReceipt = async () => {
+    store.saveReceipt = store.consumeAllowanceAndSaveReceipt = async () => {
       failedWrites++;
       throw new Error('disk full');
     };
@@ -140,8 +142,53 @@ describe('HTTP: free allowance', () => {
     expect(failed.headers.get('free-allowance-remaining')).toBe('2');
 
     store.saveReceipt = saveReceipt;
+    store.consumeAllowanceAndSaveReceipt = withUnit;
     const next = await postJson(srv.base, '/verify/schema', request);
     expect(next.status).toBe(200);
     expect(next.headers.get('free-allowance-remaining')).toBe('1');
+  });
+
+  it('a client known to have units left takes its unit with its receipt: exact under 120 concurrent requests, no receipt stored for a refusal', async () => {
+    const tmp = tempDir();
+    cleanups.push(tmp.cleanup);
+    const srv = await startApp(tmp.dir, { FREE_ALLOWANCE_PER_DAY: '40' });
+    cleanups.push(() => srv.close());
+    const store = srv.handle.store;
+    const withUnit = store.consumeAllowanceAndSaveReceipt!.bind(store);
+    let together = 0;
+    store.consumeAllowanceAndSaveReceipt = (...args) => {
+      together++;
+      return withUnit(...args);
+    };
+
+    // The first request takes its unit first: nothing is known of this client yet.
+    const first = await postJson(srv.base, '/verify/schema', request);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('free-allowance-remaining')).toBe('39');
+    expect(together).toBe(0);
+
+    const responses = await Promise.all(Array.from({ length: 120 }, () => postJson(srv.base, '/verify/schema', request)));
+    const bodies = await Promise.all(responses.map((r) => r.json() as Promise<any>));
+    const ok = responses.filter((r) => r.status === 200);
+    expect(ok).toHaveLength(39);
+    expect(responses.filter((r) => r.status === 429)).toHaveLength(81);
+    // Most went the one-write way (at most 39 could: one per unit the client was known to have).
+    expect(together).toBeGreaterThan(0);
+    expect(together).toBeLessThanOrEqual(39);
+    expect(new Set(ok.map((r) => r.headers.get('free-allowance-remaining'))).size).toBe(39);
+    for (const [i, r] of responses.entries()) {
+      if (r.status !== 429) continue;
+      expect(r.headers.get('free-allowance-remaining')).toBe('0');
+      expect(bodies[i].code).toBe('free_allowance_exhausted');
+      expect(bodies[i].verification_id).toBeUndefined();
+    }
+    // Exactly the 40 answered receipts are stored, each one retrievable.
+    const reputation = (await (await fetch(`${srv.base}/reputation/test-allowance?limit=100`)).json()) as { verifications: number };
+    expect(reputation.verifications).toBe(40);
+    for (const [i, r] of responses.entries()) {
+      if (r.status !== 200) continue;
+      const stored = await fetch(`${srv.base}/receipts/${bodies[i].verification_id}`);
+      expect(stored.status).toBe(200);
+    }
   });
 });

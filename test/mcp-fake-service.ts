@@ -161,6 +161,9 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
     },
 
     async saveReceipt() {},
+    async consumeAllowanceAndSave(client: ClientContext) {
+      return service.consumeAllowance(client);
+    },
     async saveReceipts() {},
     checkScorable(agentId: string) {
       if (agentId.length === 0 || agentId.length > 200) {

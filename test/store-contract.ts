@@ -222,6 +222,61 @@ export function defineStoreContract(name: string, harness: StoreHarness): void {
       });
     });
 
+    describe('a unit and its receipt in one transaction (consumeAllowanceAndSaveReceipt)', () => {
+      // Optional: a store without it is used through consume, save and refund (src/service/verifier-service.ts).
+      const combined = (s: ContractStore) => s.consumeAllowanceAndSaveReceipt?.bind(s);
+
+      it('stores the receipt with its unit while units are left, and nothing once they are gone', async (ctx) => {
+        const take = combined(store);
+        if (!take) return ctx.skip();
+        const client = uniq('combined');
+        const agent = uniq('combined-agent');
+        const recs = [0, 1, 2].map((i) => receipt(agent, `2026-03-01T11:00:0${i}Z`, 'pass'));
+        const states = [];
+        for (const r of recs) states.push(await take(client, day, 2, r));
+        expect(states.map((st) => [st.allowed, st.used, st.remaining])).toEqual([
+          [true, 1, 1],
+          [true, 2, 0],
+          [false, 2, 0],
+        ]);
+        expect(await store.getReceipt(recs[0]!.verificationId)).toBe(recs[0]!.receipt);
+        expect(await store.getReceipt(recs[1]!.verificationId)).toBe(recs[1]!.receipt);
+        expect(await store.getReceipt(recs[2]!.verificationId)).toBeNull();
+        const queued = new Set((await store.logPending(100_000)).map((p) => p.verificationId));
+        expect([recs[0], recs[1], recs[2]].map((r) => queued.has(r!.verificationId))).toEqual([true, true, false]);
+        expect((await store.peekAllowance(client, day, 2)).used).toBe(2);
+      });
+
+      it('exact under concurrency, mixed with plain consumes: 60 calls against a limit of 25 store 25 receipts at most', async (ctx) => {
+        const take = combined(store);
+        if (!take) return ctx.skip();
+        const client = uniq('combined-race');
+        const agent = uniq('combined-race-agent');
+        const recs = Array.from({ length: 40 }, (_, i) => receipt(agent, `2026-03-01T12:00:${String(i).padStart(2, '0')}Z`, 'pass'));
+        const [withReceipts, plain] = await Promise.all([
+          Promise.all(recs.map((r) => take(client, day, 25, r))),
+          Promise.all(Array.from({ length: 20 }, () => store.consumeAllowance(client, day, 25))),
+        ]);
+        const granted = withReceipts.filter((st) => st.allowed).length + plain.filter((st) => st.allowed).length;
+        expect(granted).toBe(25);
+        expect((await store.peekAllowance(client, day, 25)).used).toBe(25);
+        // Exactly the receipts whose unit was granted are stored.
+        expect((await store.reputation(agent, { limit: 100 })).verifications).toBe(withReceipts.filter((st) => st.allowed).length);
+        for (const [i, st] of withReceipts.entries()) expect(await store.getReceipt(recs[i]!.verificationId)).toBe(st.allowed ? recs[i]!.receipt : null);
+      });
+
+      it('a receipt that cannot be stored (a duplicate id) takes no unit', async (ctx) => {
+        const take = combined(store);
+        if (!take) return ctx.skip();
+        const client = uniq('combined-dup');
+        const existing = receipt(uniq('combined-dup-agent'), '2026-03-01T13:00:00Z', 'pass');
+        await store.saveReceipt(existing);
+        await expect(take(client, day, 5, { ...existing, receipt: '{"other":true}' })).rejects.toThrow();
+        expect((await store.peekAllowance(client, day, 5)).used).toBe(0);
+        expect(await store.getReceipt(existing.verificationId)).toBe(existing.receipt);
+      });
+    });
+
     describe('receipts in one transaction (saveReceipts)', () => {
       it('stores every receipt byte-identical and queues each for the transparency log', async () => {
         const agent = uniq('batch-agent');

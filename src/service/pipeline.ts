@@ -10,6 +10,9 @@
  *   anything is reserved; the verdict never depends on who pays.
  * - `admit` asks the admission policy (free allowance; with payments on, the x402
  *   policy of src/payments) whether the request may be answered: `Admitted` or `Refused`.
+ *   The free allowance admits a client this process knows to have units left at once, and
+ *   takes its unit in `record`, in the transaction that stores its receipt; if none was left
+ *   by then, nothing is stored and `complete` refuses it (src/service/allowance-hints.ts).
  * - `execute` signs the prepared response (the run step), then the admission's
  *   `record` (store the receipt; a paid admission may store it pending), then its
  *   `complete` (settle and publish, or void). Any failure before `complete` calls
@@ -22,6 +25,7 @@ import type { PaymentRequired, SettleResponse } from '@x402/core/types';
 import { ApiError } from '../errors.js';
 import type { IssuedReceipt } from '../receipts/issue-receipt.js';
 import type { ReceiptRecord } from '../store/store.js';
+import { createAllowanceHints, type AllowanceHints } from './allowance-hints.js';
 import type { AllowanceInfo, ClientContext, SignedResult, VerifierService } from './types.js';
 
 /** How a request arrived; metrics and payment resources are labelled with it. */
@@ -344,10 +348,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
  * when the work fails); the trust score is free.
  */
 export function createAllowancePolicy(service: VerifierService): AdmissionPolicy {
+  const hints = createAllowanceHints();
   return {
     async admit(prepared, ctx) {
       if (prepared.operation === 'score') return freeAdmission(service, null, ctx.client);
-      return takeAllowance(service, ctx.client);
+      return takeAllowance(service, ctx.client, hints);
     },
     probe: async () => null,
     admitBatch: (prepared, ctx) => takeBatchAllowance(service, ctx.client, prepared.length),
@@ -391,17 +396,55 @@ export async function takeBatchAllowance(service: VerifierService, client: Clien
  * Take one unit of the free allowance: Admitted (free) or Refused
  * free_allowance_exhausted. Shared with the x402 policy's free branch.
  */
-export async function takeAllowance(service: VerifierService, client: ClientContext): Promise<Admission> {
+/**
+ * One unit of the client's free allowance. With `hints`, a client known to have units left is
+ * admitted at once and its unit is taken with its receipt, in one write (see allowance-hints.ts);
+ * otherwise the unit is taken first.
+ */
+export async function takeAllowance(service: VerifierService, client: ClientContext, hints?: AllowanceHints): Promise<Admission> {
+  if (hints?.reserve(client.clientKey)) return unitWithReceipt(service, client, hints);
   const allowance = await service.consumeAllowance(client);
-  if (!allowance.allowed) {
-    return {
-      admitted: false,
-      code: 'free_allowance_exhausted',
-      message: `The free daily allowance of ${allowance.limit} verifications for this client is used up; it resets at ${allowance.resetsAt}.`,
-      allowance,
-    };
-  }
+  hints?.learn(client.clientKey, allowance);
+  if (!allowance.allowed) return allowanceExhausted(allowance);
   return freeAdmission(service, allowance, client);
+}
+
+function allowanceExhausted(allowance: AllowanceInfo): Refused {
+  return {
+    admitted: false,
+    code: 'free_allowance_exhausted',
+    message: `The free daily allowance of ${allowance.limit} verifications for this client is used up; it resets at ${allowance.resetsAt}.`,
+    allowance,
+  };
+}
+
+/** Admitted on a hint: the unit is taken when the receipt is stored, in the same transaction, or the request is refused then. */
+function unitWithReceipt(service: VerifierService, client: ClientContext, hints: AllowanceHints): Admitted {
+  let allowance: AllowanceInfo | null = null;
+  let settled = false;
+  const settle = () => {
+    if (settled) return;
+    settled = true;
+    hints.settle(client.clientKey);
+  };
+  return {
+    admitted: true,
+    paid: false,
+    allowance: null,
+    async record(result) {
+      try {
+        if (result.operation !== 'verify') throw new Error('a unit of the free allowance is taken with a receipt');
+        allowance = await service.consumeAllowanceAndSave(client, receiptRecord(result.receipt));
+        hints.learn(client.clientKey, allowance);
+      } finally {
+        settle();
+      }
+    },
+    // No unit left when the receipt was to be stored: nothing was stored, the receipt is dropped.
+    complete: async () => (allowance === null ? {} : allowance.allowed ? { allowance } : allowanceExhausted(allowance)),
+    // Nothing was taken: the unit is taken only with a stored receipt.
+    release: async () => settle(),
+  };
 }
 
 function freeAdmission(service: VerifierService, allowance: AllowanceInfo | null, client: ClientContext): Admitted {

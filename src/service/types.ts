@@ -39,6 +39,11 @@ export interface VerifierService {
 
   /** Durably store a receipt; resolves once it is committed (before any client sees it). */
   saveReceipt(record: ReceiptRecord): Promise<void>;
+  /**
+   * Take one unit and durably store its receipt together: when no unit is left nothing is stored and
+   * `allowed` is false. Never charges a unit for a receipt that failed to store.
+   */
+  consumeAllowanceAndSave(client: ClientContext, record: ReceiptRecord): Promise<AllowanceInfo>;
   /** Durably store a batch's receipts in one transaction: all or none. */
   saveReceipts(records: readonly ReceiptRecord[]): Promise<void>;
   /** Throws ApiError(invalid_request) unless the agent id is valid and scorable (not a `test-` example). */

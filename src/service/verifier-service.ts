@@ -7,7 +7,7 @@
 import { ApiError, invalidRequest } from '../errors.js';
 import { identifierProblem } from '../core/request.js';
 import { rfc3339Seconds } from '../receipts/time.js';
-import type { LogCheckpointRef, ReputationPage, Store } from '../store/store.js';
+import type { LogCheckpointRef, ReceiptRecord, ReputationPage, Store } from '../store/store.js';
 import type { AllowanceInfo, ClientContext, SignedResult, VerifierService } from './types.js';
 
 export interface AttestorLike {
@@ -114,6 +114,23 @@ export function createVerifierService(deps: VerifierServiceDeps): VerifierServic
     saveReceipt(record) {
       // Durable before anyone sees it: a receipt that reached a client is never lost.
       return store.saveReceipt(record);
+    },
+
+    async consumeAllowanceAndSave(client: ClientContext, record: ReceiptRecord) {
+      const now = deps.clock();
+      const day = dayOf(now).day;
+      if (store.consumeAllowanceAndSaveReceipt) return info(await store.consumeAllowanceAndSaveReceipt(client.clientKey, day, deps.freeAllowance, record), now);
+      // A store without the one transaction: the unit first, then the receipt, and the unit back if it fails.
+      const state = await store.consumeAllowance(client.clientKey, day, deps.freeAllowance);
+      if (state.allowed) {
+        try {
+          await store.saveReceipt(record);
+        } catch (err) {
+          await store.refundAllowance(client.clientKey, day).catch(() => undefined);
+          throw err;
+        }
+      }
+      return info(state, now);
     },
 
     saveReceipts(records) {

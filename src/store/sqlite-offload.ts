@@ -150,6 +150,13 @@ const take = db.prepare(workerData.sql.take);
 const refundUnits = db.prepare(workerData.sql.refundUnits);
 // Nested in the group's transaction this is a savepoint: a batch's receipts are committed together or not at all.
 const saveMany = db.transaction((rows) => { for (const r of rows) insert.run(...r); });
+// A unit and its receipt, together or not at all (a savepoint in the batch's transaction).
+const consumeSave = db.transaction((op) => {
+  const row = consume.get(op.clientKey, op.day, op.limit);
+  if (!row) { const p = peek.get(op.clientKey, op.day); return { allowed: false, used: p ? p.used : 0 }; }
+  insert.run(...op.args);
+  return { allowed: true, used: row.used };
+});
 // Transparency-log appends on this connection too (see log-sqlite.ts): no second writer to wait for.
 const logAppend = createLogAppend(db);
 // The log's queue read, here only when the checkpointer thread (which normally serves it) has stopped.
@@ -170,14 +177,15 @@ function run(op) {
   if (op.op === 'refund') { refund.run(op.clientKey, op.day); return null; }
   if (op.op === 'refundUnits') { refundUnits.run(op.units, op.clientKey, op.day); return null; }
   if (op.op === 'save') { insert.run(...op.args); return null; }
+  if (op.op === 'consumeSave') return consumeSave(op);
   if (op.op === 'saveMany') { saveMany(op.rows); return null; }
   if (op.op === 'logAppend') return logAppend(op.batch);
   if (op.op === 'logPending') return logPending(op.limit);
   throw new Error('unknown operation ' + op.op);
 }
 const failed = (id, e) => ({ id, ok: false, message: String(e && e.message || e), code: e && e.code });
-// The answer of a committed write once its sync is done (err: the sync failed).
-const synced = (s, err) => (err ? failed(s.id, err) : { id: s.id, ok: true, value: s.value });
+// The answer of a committed write once its sync is done (err: the sync failed; the write is committed, not durable).
+const synced = (s, err) => (err ? { ...failed(s.id, err), committed: true } : { id: s.id, ok: true, value: s.value });
 // Committed receipts waiting for a WAL sync that starts after their commit.
 let unsynced = [];
 let syncing = false;
@@ -271,7 +279,9 @@ function flush() {
             const value = run(op);
             // A log append that took (value true) is answered after the sync whatever the setting: a published
             // checkpoint must never be lost, or it could be re-signed differently (a fork).
-            if (((op.op === 'save' || op.op === 'saveMany') && syncWal) || (op.op === 'logAppend' && value === true)) saved.push({ id: op.id, value });
+            // A refused consumeSave wrote nothing: answered at once.
+            const stored = op.op === 'save' || op.op === 'saveMany' || (op.op === 'consumeSave' && value.allowed);
+            if ((stored && syncWal) || (op.op === 'logAppend' && value === true)) saved.push({ id: op.id, value });
             else out.push({ id: op.id, ok: true, value });
           } catch (e) { out.push(failed(op.id, e)); }
         }
@@ -395,6 +405,7 @@ const WRITE_OF: Readonly<Record<string, StoreWrite>> = {
   refundUnits: 'allowance',
   save: 'receipt',
   saveMany: 'receipt',
+  consumeSave: 'receipt',
   logAppend: 'log',
 };
 
@@ -405,7 +416,7 @@ function observe(h: DurationHistogram, seconds: number): void {
   h.sum += seconds;
 }
 
-type Outcome = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string; code?: string };
+type Outcome = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string; code?: string; committed?: true };
 
 /** Settles the call an answer from the writer or the checkpointer belongs to (none: already settled). */
 function settle(calls: Map<number, Settle>, o: Outcome, waits?: Record<StoreWrite, DurationHistogram>): void {
@@ -415,7 +426,8 @@ function settle(calls: Map<number, Settle>, o: Outcome, waits?: Record<StoreWrit
   if (waits && p.write !== undefined && p.issued !== undefined) observe(waits[p.write], (performance.now() - p.issued) / 1000);
   if (o.ok) p.resolve(o.value);
   else if (o.code === 'STORE_FILE') p.reject(new StoreFaultError(o.message));
-  else p.reject(Object.assign(new Error(o.message), o.code ? { code: o.code } : {}));
+  // committed: the write's commit went through but its sync did not (see synced in the writer).
+  else p.reject(Object.assign(new Error(o.message), o.code ? { code: o.code } : {}, o.committed ? { committed: true } : {}));
 }
 
 export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): SqliteStore {
@@ -552,6 +564,20 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
     async refundAllowance(clientKey: string, day: string): Promise<void> {
       assertDay(day);
       await call({ op: 'refund', clientKey, day });
+    },
+
+    async consumeAllowanceAndSaveReceipt(clientKey: string, day: string, limit: number, record: ReceiptRecord): Promise<AllowanceState> {
+      assertDay(day);
+      assertLimit(limit);
+      if (limit === 0) return base.peekAllowance(clientKey, day, limit);
+      try {
+        const r = await call<{ allowed: boolean; used: number }>({ op: 'consumeSave', clientKey, day, limit, args: receiptValues(record) });
+        return allowanceState(r.allowed, limit, r.used);
+      } catch (e) {
+        // Committed but not synced: the unit was taken for an answer that will be an error, so it goes back.
+        if ((e as { committed?: boolean }).committed) await call({ op: 'refund', clientKey, day }).catch(() => undefined);
+        throw e;
+      }
     },
 
     async saveReceipt(record: ReceiptRecord): Promise<void> {

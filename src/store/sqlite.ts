@@ -255,6 +255,17 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       assertFile();
     },
 
+    async consumeAllowanceAndSaveReceipt(clientKey: string, day: string, limit: number, record: ReceiptRecord): Promise<AllowanceState> {
+      assertDay(day);
+      assertLimit(limit);
+      const values = receiptValues(record);
+      assertFile();
+      // A savepoint inside a group commit: the unit and the receipt are committed together or not at all.
+      const state = await write(() => consumeAndSave(clientKey, day, limit, values));
+      assertFile();
+      return state;
+    },
+
     async saveReceipts(records: readonly ReceiptRecord[]): Promise<void> {
       if (records.length === 0) return;
       const rows = records.map(receiptValues);
@@ -413,6 +424,12 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
   };
 
+  const consumeAndSave = db.transaction((clientKey: string, day: string, limit: number, values: unknown[]): AllowanceState => {
+    const row = (limit > 0 ? s.consume.get(clientKey, day, limit) : undefined) as { used: number } | undefined;
+    if (!row) return allowanceState(false, limit, readUsed(clientKey, day));
+    s.insertReceipt.run(...values);
+    return allowanceState(true, limit, row.used);
+  });
   const saveMany = db.transaction((rows: unknown[][]) => {
     for (const r of rows) s.insertReceipt.run(...r);
   });
