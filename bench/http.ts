@@ -304,7 +304,8 @@ interface RateRun {
   /** ours' WAL start-overs during the run (SQLite only) and the mean time each held every write back, ms (aov_store_wal_restart_seconds). */
   restarts?: { count: number; meanMs: number | null };
   /** ours' mean wait for the SQLite writer's answer during the run, ms, by what was written (aov_store_write_wait_seconds). */
-  waits?: { allowance: number; receipt: number };
+  /** allowance: null when no request waited for a unit of its own (each took its unit with its receipt). */
+  waits?: { allowance: number | null; receipt: number };
   achieved: number;
   p50: number;
   p99: number;
@@ -507,7 +508,7 @@ function meanWaits(before: Map<string, { sum: number; count: number }>, after: M
   };
   const allowance = mean('allowance');
   const receipt = mean('receipt');
-  return allowance === null || receipt === null ? undefined : { allowance, receipt };
+  return receipt === null ? undefined : { allowance, receipt };
 }
 
 /** The URL without its password, for printing. */
@@ -658,7 +659,7 @@ async function main(): Promise<void> {
       `fixed-rate run ${i + 1} (${label}): ${f.achieved} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, max ${f.max} ms, errors ${f.errors}` + (f.loop ? `, event-loop delay p99 ${f.loop.p99} ms max ${f.loop.max} ms` : '') +
       (f.syncs ? `, WAL syncs ${f.syncs.count} (${f.syncs.over10ms} over 10 ms, slowest ${f.syncs.slowest} ms)` : '') +
       (f.restarts ? `, WAL restarts ${f.restarts.count} (mean ${f.restarts.meanMs ?? 'n/a'} ms)` : '') +
-      (f.waits ? `, mean wait for the writer: allowance ${f.waits.allowance} ms, receipt ${f.waits.receipt} ms` : '');
+      (f.waits ? `, mean wait for the writer: allowance ${f.waits.allowance === null ? 'none (taken with the receipt)' : `${f.waits.allowance} ms`}, receipt ${f.waits.receipt} ms` : '');
     for (let i = 0; i < runs; i++) {
       // The floor of this measurement on this machine: the same load generator against the signed baseline (no store).
       const sgf = await openLoop(signedUrl, invoice, { rate, duration, connections });
@@ -712,7 +713,7 @@ async function main(): Promise<void> {
       .flatMap((f, i) => {
         const row = (store: string, r: RateRun, cores: string) =>
           `| ${i + 1} | ${store} | ${r.achieved} | ${r.p50} | **${r.p99}** | ${r.max} | ${r.errors} | ${r.loop?.p99 ?? 'n/a'} | ${r.loop?.max ?? 'n/a'} | ` +
-          `${r.syncs ? `${r.syncs.over10ms} of ${r.syncs.count}` : '—'} | ${r.syncs?.slowest ?? '—'} | ${r.restarts ? `${r.restarts.count} (${r.restarts.meanMs ?? '—'})` : '—'} | ${r.waits ? `${r.waits.allowance} / ${r.waits.receipt}` : '—'} | ${cores} |`;
+          `${r.syncs ? `${r.syncs.over10ms} of ${r.syncs.count}` : '—'} | ${r.syncs?.slowest ?? '—'} | ${r.restarts ? `${r.restarts.count} (${r.restarts.meanMs ?? '—'})` : '—'} | ${r.waits ? `${r.waits.allowance ?? 'none'} / ${r.waits.receipt}` : '—'} | ${cores} |`;
         const p = fixedPg[i];
         return [row('signed baseline', fixedSigned[i] as RateRun, '—'), row('SQLite', f, '—'), ...(p ? [row('PostgreSQL', p.run, describePg(p.usage).cores)] : [])];
       })
@@ -787,6 +788,7 @@ The WAL restarts column is ours' \`aov_store_wal_restart_seconds\` over each run
 bound, was started over, and how long each held every write back on average (the database file's sync included).
 The wait column is ours' \`aov_store_write_wait_seconds\` over each run (SQLite only): how long, on average, a request waited for the
 writer thread to answer its allowance unit and then its receipt (the batch in flight, the transaction, and for the receipt the sync).
+A client the server knows to have units left takes its unit in the receipt's transaction, with no wait of its own ("none").
 
 ${pgSection}
 Measured ${date} UTC, load average (1 min) ${loadBefore.toFixed(2)} before and ${loadAfter.toFixed(2)} after.
