@@ -10,6 +10,9 @@
  *   for a reason of its own rows (e.g. a duplicate verification id) is retried one
  *   save at a time, so only the offending save fails; a flush that fails because the
  *   database is unavailable fails every save in it.
+ * - A receipt with its allowance unit (saveWithUnit): in the receipts' statement, whose
+ *   first part takes the units of its flush by `allowance_take()` and whose INSERT keeps
+ *   only the receipts whose unit was granted: one round trip and one commit for both.
  * - Allowance units: the calls of one flush, grouped by client and day, go to
  *   `allowance_take()` (migration 5), which locks each counter row in a fixed order
  *   and grants each group what is left of its limit, first come first served. The
@@ -96,6 +99,11 @@ export interface PostgresReceiptWriterOptions {
 export interface PostgresReceiptWriter {
   /** Resolves once every row (in RECEIPT_COLUMNS order) is committed, all in one statement; rejects with none of them stored. */
   save(rows: unknown[][]): Promise<void>;
+  /**
+   * Takes one unit of (clientKey, day) if fewer than `limit` (≥ 1) are used and stores the row with it, in one
+   * statement: whether it was granted (the row is stored only then) and the count after. Rejects with neither.
+   */
+  saveWithUnit(row: unknown[], unit: { clientKey: string; day: string; limit: number }): Promise<{ allowed: boolean; used: number }>;
   /** Statements sent and rows committed so far (for tests and measurements). */
   stats(): { flushes: number; rows: number };
   /** Waits for every queued save to be settled; later saves are refused. */
@@ -104,8 +112,52 @@ export interface PostgresReceiptWriter {
 
 interface PendingSave {
   rows: unknown[][];
-  resolve(): void;
+  /** A unit to take with the (single) row: stored only if granted. */
+  unit?: { clientKey: string; day: string; limit: number };
+  resolve(outcome?: { allowed: boolean; used: number }): void;
   reject(err: unknown): void;
+}
+
+/** Callers of one (client, day, limit) in a flush, in arrival order: the first ones get what is left. */
+interface UnitGroup<T> {
+  clientKey: string;
+  day: string;
+  limit: number;
+  callers: T[];
+}
+
+/**
+ * Groups unit takers by (client, day, limit) in the order every instance locks counter rows (client, then day),
+ * so two flushes, of the counter or the receipts, never deadlock.
+ */
+function unitGroups<T>(items: readonly T[], unitOf: (t: T) => { clientKey: string; day: string; limit: number }): UnitGroup<T>[] {
+  const groups = new Map<string, UnitGroup<T>>();
+  for (const t of items) {
+    const u = unitOf(t);
+    const k = JSON.stringify([u.clientKey, u.day, u.limit]);
+    const g = groups.get(k);
+    if (g) g.callers.push(t);
+    else groups.set(k, { clientKey: u.clientKey, day: u.day, limit: u.limit, callers: [t] });
+  }
+  return [...groups.values()].sort((a, b) => (a.clientKey < b.clientKey ? -1 : a.clientKey > b.clientKey ? 1 : a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
+}
+
+/** Settles each group's callers from allowance_take()'s rows (idx is the group's 1-based position). */
+function grantGroups<T>(
+  list: readonly UnitGroup<T>[],
+  rows: readonly { idx: number; granted: number; used: number }[],
+  settle: (caller: T, outcome: { allowed: boolean; used: number } | Error) => void,
+): void {
+  const byIdx = new Map(rows.map((row) => [row.idx, row]));
+  list.forEach((g, i) => {
+    const row = byIdx.get(i + 1);
+    if (!row) {
+      for (const c of g.callers) settle(c, new Error('allowance_take returned no row for a group'));
+      return;
+    }
+    const before = row.used - row.granted;
+    g.callers.forEach((c, j) => settle(c, j < row.granted ? { allowed: true, used: before + j + 1 } : { allowed: false, used: row.used }));
+  });
 }
 
 /** Column types of the receipts table in RECEIPT_COLUMNS order, for unnest() of one array per column. */
@@ -118,17 +170,67 @@ export function createPostgresReceiptWriter(options: PostgresReceiptWriterOption
     name: 'aov_save_receipts',
     text: `INSERT INTO ${q}.receipts (${RECEIPT_COLUMNS}) SELECT * FROM unnest(${RECEIPT_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})`,
   };
+  // With units: allowance_take() for the flush's groups, then the rows of group 0 (no unit) and those whose rank in
+  // their group is within what the group was granted. A CTE with a volatile function and a data-modifying CTE run
+  // exactly once each, in one statement and transaction: the units and the receipts commit together or not at all.
+  const n = RECEIPT_TYPES.length;
+  const insertWithUnits = {
+    name: 'aov_save_receipts_with_units',
+    text:
+      `WITH t AS (SELECT idx, granted, used FROM ${q}.allowance_take($${n + 1}::text[], $${n + 2}::text[], $${n + 3}::int[], $${n + 4}::int[])), ` +
+      `ins AS (INSERT INTO ${q}.receipts (${RECEIPT_COLUMNS}) SELECT ${RECEIPT_COLUMNS} FROM unnest(${RECEIPT_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}, $${n + 5}::int[], $${n + 6}::int[]) ` +
+      `AS r(${RECEIPT_COLUMNS}, grp, rnk) LEFT JOIN t ON t.idx = r.grp WHERE r.grp = 0 OR r.rnk <= t.granted RETURNING 1) ` +
+      `SELECT idx, granted, used, (SELECT count(*) FROM ins)::int AS stored FROM t`,
+  };
   let rowsWritten = 0;
   let closed = false;
 
-  const write = async (rows: unknown[][]): Promise<void> => {
+  const columnsOf = (rows: unknown[][]): unknown[][] => {
     const columns: unknown[][] = RECEIPT_TYPES.map(() => new Array<unknown>(rows.length));
     for (let r = 0; r < rows.length; r++) {
       const row = rows[r] as unknown[];
       for (let c = 0; c < RECEIPT_TYPES.length; c++) (columns[c] as unknown[])[r] = row[c];
     }
-    await pool.query({ ...insert, values: columns });
-    rowsWritten += rows.length;
+    return columns;
+  };
+
+  /** One statement for these saves; settles none of them (the caller does), throws with none stored. */
+  const write = async (batch: readonly PendingSave[]): Promise<Array<{ allowed: boolean; used: number } | undefined>> => {
+    const withUnit = batch.filter((p) => p.unit !== undefined);
+    if (withUnit.length === 0) {
+      const rows = batch.length === 1 ? (batch[0] as PendingSave).rows : batch.flatMap((p) => p.rows);
+      await pool.query({ ...insert, values: columnsOf(rows) });
+      rowsWritten += rows.length;
+      return batch.map(() => undefined);
+    }
+    const list = unitGroups(withUnit, (p) => p.unit as NonNullable<PendingSave['unit']>);
+    const place = new Map<PendingSave, { grp: number; rnk: number }>();
+    list.forEach((g, i) => g.callers.forEach((p, j) => place.set(p, { grp: i + 1, rnk: j + 1 })));
+    const rows: unknown[][] = [];
+    const grp: number[] = [];
+    const rnk: number[] = [];
+    for (const p of batch) {
+      const at = place.get(p) ?? { grp: 0, rnk: 0 };
+      for (const row of p.rows) {
+        rows.push(row);
+        grp.push(at.grp);
+        rnk.push(at.rnk);
+      }
+    }
+    const r = await pool.query<{ idx: number; granted: number; used: number; stored: number }>({
+      ...insertWithUnits,
+      values: [...columnsOf(rows), list.map((g) => g.clientKey), list.map((g) => g.day), list.map((g) => g.limit), list.map((g) => g.callers.length), grp, rnk],
+    });
+    rowsWritten += r.rows[0]?.stored ?? 0;
+    const outcomes = new Map<PendingSave, { allowed: boolean; used: number } | Error>();
+    grantGroups(list, r.rows, (p, outcome) => outcomes.set(p, outcome));
+    return batch.map((p) => {
+      if (p.unit === undefined) return undefined;
+      const o = outcomes.get(p);
+      // Not possible (allowance_take answers every group); the whole statement is then refused rather than half-believed.
+      if (o === undefined || o instanceof Error) throw o ?? new Error('no outcome for a receipt with its unit');
+      return o;
+    });
   };
 
   const queue = createFlushQueue<PendingSave>({
@@ -137,8 +239,8 @@ export function createPostgresReceiptWriter(options: PostgresReceiptWriterOption
     weight: (p) => p.rows.length,
     async flush(batch) {
       try {
-        await write(batch.length === 1 ? (batch[0] as PendingSave).rows : batch.flatMap((p) => p.rows));
-        for (const p of batch) p.resolve();
+        const outcomes = await write(batch);
+        batch.forEach((p, i) => p.resolve(outcomes[i]));
         return;
       } catch (err) {
         // The database is away (or the commit's outcome is unknown): every save in it fails alike.
@@ -150,8 +252,7 @@ export function createPostgresReceiptWriter(options: PostgresReceiptWriterOption
       // Something in the rows themselves: one statement per save, so only the offending one fails.
       for (const p of batch) {
         try {
-          await write(p.rows);
-          p.resolve();
+          p.resolve((await write([p]))[0]);
         } catch (err) {
           p.reject(err);
         }
@@ -163,7 +264,13 @@ export function createPostgresReceiptWriter(options: PostgresReceiptWriterOption
     save(rows) {
       if (closed) return Promise.reject(new Error('the store is closed'));
       if (rows.length === 0) return Promise.resolve();
-      return new Promise<void>((resolve, reject) => queue.push({ rows, resolve, reject }));
+      return new Promise<void>((resolve, reject) => queue.push({ rows, resolve: () => resolve(), reject }));
+    },
+    saveWithUnit(row, unit) {
+      if (closed) return Promise.reject(new Error('the store is closed'));
+      return new Promise((resolve, reject) =>
+        queue.push({ rows: [row], unit, resolve: (o) => (o ? resolve(o) : reject(new Error('no outcome for a receipt with its unit'))), reject }),
+      );
     },
     stats: () => ({ flushes: queue.counts().flushes, rows: rowsWritten }),
     async close() {
@@ -213,32 +320,14 @@ export function createPostgresAllowanceCounter(options: PostgresAllowanceCounter
     maxWeight: Math.max(1, options.maxCalls ?? 1024),
     weight: () => 1,
     async flush(batch) {
-      // One group per (client, day, limit), callers in arrival order: the first ones get what is left.
-      const groups = new Map<string, { clientKey: string; day: string; limit: number; callers: PendingTake[] }>();
-      for (const t of batch) {
-        const k = JSON.stringify([t.clientKey, t.day, t.limit]);
-        const g = groups.get(k);
-        if (g) g.callers.push(t);
-        else groups.set(k, { clientKey: t.clientKey, day: t.day, limit: t.limit, callers: [t] });
-      }
-      // Every instance locks counter rows in the same order, so two flushes can never deadlock.
-      const list = [...groups.values()].sort((a, b) => (a.clientKey < b.clientKey ? -1 : a.clientKey > b.clientKey ? 1 : a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
+      const list = unitGroups(batch, (t) => t);
       try {
         const r = await pool.query<{ idx: number; granted: number; used: number }>({
           ...take,
           values: [list.map((g) => g.clientKey), list.map((g) => g.day), list.map((g) => g.limit), list.map((g) => g.callers.length)],
         });
         calls += batch.length;
-        const byIdx = new Map(r.rows.map((row) => [row.idx, row]));
-        list.forEach((g, i) => {
-          const row = byIdx.get(i + 1);
-          if (!row) {
-            for (const c of g.callers) c.reject(new Error('allowance_take returned no row for a group'));
-            return;
-          }
-          const before = row.used - row.granted;
-          g.callers.forEach((c, j) => c.resolve(j < row.granted ? { allowed: true, used: before + j + 1 } : { allowed: false, used: row.used }));
-        });
+        grantGroups(list, r.rows, (c, outcome) => (outcome instanceof Error ? c.reject(outcome) : c.resolve(outcome)));
       } catch (err) {
         for (const t of batch) t.reject(err);
       }
