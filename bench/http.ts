@@ -742,11 +742,11 @@ its own child process on 127.0.0.1, started with \`node ${nodeFlags.join(' ')}\`
 service — [operations](operations.md#v8s-background-threads); Node's default is 4); the load generator runs in the driver process on the same
 machine (${cpus().length} CPUs, shared).
 
-- **ours**: \`node dist/cli/index.js serve\` — strict parse, verify, four hashes, Ed25519 signature, allowance counter and
-  durable SQLite write of the receipt before answering (WAL, \`synchronous=${sync}\`, group commit on the writer thread);
+- **ours**: \`node dist/cli/index.js serve\` — strict parse, verify, four hashes, Ed25519 signature, the allowance unit and
+  durable SQLite write of the receipt (one transaction: after its first request the client is known to have units left) before answering (WAL, \`synchronous=${sync}\`, group commit on the writer thread);
   fresh data dir, \`LOG_LEVEL=warn\`, allowance 10^9. Response ${Buffer.byteLength(sample)} bytes.
 - **ours on PostgreSQL**: the same server with \`DATABASE_URL\` set, in a fresh schema (\`DATABASE_SCHEMA\`, dropped afterwards):
-  receipts group-committed with \`synchronous_commit=on\` before answering, allowance counter on its own connections.
+  receipts group-committed with \`synchronous_commit=on\` before answering, each with its allowance unit in the same statement (the first request's unit on the counter's own connections).
 - **signed baseline** (the fair ceiling): bare Fastify 5 + Ajv 8 (\`allErrors\`, formats, compiled-schema cache), then the RFC 8785
   form of a response shaped and sized like ours and its Ed25519 signature — no hashes of the request, no store.
   Response ${Buffer.byteLength(signedSample)} bytes.
