@@ -393,13 +393,10 @@ export async function takeBatchAllowance(service: VerifierService, client: Clien
 }
 
 /**
- * Take one unit of the free allowance: Admitted (free) or Refused
- * free_allowance_exhausted. Shared with the x402 policy's free branch.
- */
-/**
- * One unit of the client's free allowance. With `hints`, a client known to have units left is
- * admitted at once and its unit is taken with its receipt, in one write (see allowance-hints.ts);
- * otherwise the unit is taken first.
+ * Take one unit of the free allowance: Admitted (free) or Refused free_allowance_exhausted. With
+ * `hints`, a client known to have units left is admitted at once and its unit is taken with its
+ * receipt, in one write (see allowance-hints.ts); otherwise, and in the x402 policy's free branch
+ * (which passes none), the unit is taken first.
  */
 export async function takeAllowance(service: VerifierService, client: ClientContext, hints?: AllowanceHints): Promise<Admission> {
   if (hints?.reserve(client.clientKey)) return unitWithReceipt(service, client, hints);
