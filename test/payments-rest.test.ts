@@ -416,3 +416,65 @@ describe('MCP free allowance with payments on', () => {
     }
   });
 });
+
+describe('REST free trial with payments on, for a client known to have units left', () => {
+  it('takes each unit with its receipt: a stale count gets the 402 of the door with nothing stored; exact under 30 concurrent calls', async () => {
+    const dir = tempDir('aov-pay-free-hint-');
+    const small = await start(dir.dir, {
+      FREE_ALLOWANCE_PER_DAY: '10',
+      X402_ENABLED: 'true',
+      X402_FACILITATOR_URL: f.facilitatorUrl,
+      X402_PAY_TO_EVM: PAY_TO_EVM,
+      X402_PAY_TO_SOLANA: PAY_TO_SOLANA,
+    });
+    try {
+      const store = small.handle.store;
+      const withUnit = store.consumeAllowanceAndSaveReceipt!.bind(store);
+      let together = 0;
+      store.consumeAllowanceAndSaveReceipt = (...args) => {
+        together++;
+        return withUnit(...args);
+      };
+      const client = { clientKey: '127.0.0.1' };
+      const first = await fetch(`${small.base}/verify/schema`, { method: 'POST', headers: json, body: request('hint-first') });
+      expect(first.status).toBe(200);
+      expect(first.headers.get('free-allowance-remaining')).toBe('9');
+      // Another instance takes the 9 left; this one still believes 9 are left: the next call is admitted on that belief,
+      // finds no unit when its receipt is to be stored, and gets the door's 402. Nothing is stored or charged.
+      expect((await small.handle.service.takeAllowance(client, 9)).allowed).toBe(true);
+      const stale = await fetch(`${small.base}/verify/schema`, { method: 'POST', headers: json, body: request('hint-stale') });
+      const staleBody = (await stale.json()) as Record<string, unknown>;
+      expect(together).toBe(1);
+      expect(stale.status).toBe(402);
+      expect(decodePaymentRequiredHeader(stale.headers.get('payment-required')!).x402Version).toBe(2);
+      expect(staleBody).toMatchObject({ code: 'free_trial_exhausted', available: false, remaining_calls_today: 0, charged: false });
+      expect(staleBody.verification_id).toBeUndefined();
+      // The units come back; the client is now believed to have none, so the next call takes its unit first.
+      await small.handle.service.refundAllowanceUnits(client, 9);
+      const again = await fetch(`${small.base}/verify/schema`, { method: 'POST', headers: json, body: request('hint-again') });
+      expect(again.status).toBe(200);
+      expect(again.headers.get('free-allowance-remaining')).toBe('8');
+      expect(together).toBe(1);
+
+      const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => fetch(`${small.base}/verify/schema`, { method: 'POST', headers: json, body: request(`hint-${i}`) })));
+      const bodies = (await Promise.all(responses.map((r) => r.json()))) as Array<Record<string, unknown>>;
+      expect(responses.filter((r) => r.status === 200)).toHaveLength(8);
+      expect(together).toBeGreaterThan(1);
+      for (const [i, r] of responses.entries()) {
+        if (r.status === 200) {
+          expect(r.headers.get('payment-response')).toBeNull();
+          expect((await fetch(`${small.base}/receipts/${String(bodies[i]!.verification_id)}`)).status).toBe(200);
+          continue;
+        }
+        expect(r.status).toBe(402);
+        expect(decodePaymentRequiredHeader(r.headers.get('payment-required')!).x402Version).toBe(2);
+        expect(bodies[i]).toMatchObject({ code: 'free_trial_exhausted', available: false, remaining_calls_today: 0, charged: false });
+        expect(bodies[i]!.verification_id).toBeUndefined();
+      }
+      expect((await small.handle.service.peekAllowance({ clientKey: '127.0.0.1' })).used).toBe(10);
+    } finally {
+      await small.close();
+      dir.cleanup();
+    }
+  });
+});

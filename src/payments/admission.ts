@@ -3,7 +3,8 @@
  * the same for every transport: a request carrying a payment is verified and
  * reserved by the gate and settled after the work; without one, a verification
  * over the free size limit needs payment, otherwise it spends the shared free
- * allowance, and once that is spent it is refused with a PaymentRequired; the
+ * allowance (a client known to have units left takes its unit with its receipt, as
+ * in the free-only policy), and once that is spent it is refused with a PaymentRequired; the
  * trust score is always paid. The discovery probe (a POST without a body) gets a
  * PaymentRequired too. Transports only encode what this decides.
  *
@@ -33,6 +34,7 @@ import {
   type SettlementPending,
   type Transport,
 } from '../service/pipeline.js';
+import { createAllowanceHints } from '../service/allowance-hints.js';
 import type { AllowanceInfo, ClientContext, VerifierService } from '../service/types.js';
 import type { ReceiptRecord } from '../store/store.js';
 import type { PaymentGate, PaymentTicket } from './gate.js';
@@ -64,6 +66,8 @@ function refusal(
 
 export function createPaymentPolicy(options: PaymentPolicyOptions): AdmissionPolicy {
   const { gate, service } = options;
+  // The free branch admits a client known to have units left at once, as the free-only policy does.
+  const hints = createAllowanceHints();
 
   /**
    * What an authorized payment does after the run, for one receipt or a batch: the gate stores the
@@ -178,10 +182,11 @@ export function createPaymentPolicy(options: PaymentPolicyOptions): AdmissionPol
         const message = `Bodies over ${gate.config.freeMaxBodyBytes} bytes are not covered by the free allowance; ${howToPay(ctx.transport)}.`;
         return refusal(unpaidCode(allowance), message, allowance, await gate.paymentRequired('verify', ctx.resource, message));
       }
-      const free = await takeAllowance(service, ctx.client);
-      if (free.admitted) return free;
-      const message = `The free daily allowance for this client is used up; ${howToPay(ctx.transport)}.`;
-      return refusal('free_trial_exhausted', message, free.allowance, await gate.paymentRequired('verify', ctx.resource, message));
+      // Refused at the door, or when a unit taken with its receipt found none left: the same PaymentRequired.
+      return takeAllowance(service, ctx.client, hints, async (allowance) => {
+        const message = `The free daily allowance for this client is used up; ${howToPay(ctx.transport)}.`;
+        return refusal('free_trial_exhausted', message, allowance, await gate.paymentRequired('verify', ctx.resource, message));
+      });
     },
   };
 }

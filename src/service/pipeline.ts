@@ -393,16 +393,22 @@ export async function takeBatchAllowance(service: VerifierService, client: Clien
 }
 
 /**
- * Take one unit of the free allowance: Admitted (free) or Refused free_allowance_exhausted. With
+ * Take one unit of the free allowance: Admitted (free) or `exhausted`'s refusal (by default
+ * free_allowance_exhausted; the x402 policy's free branch answers with a PaymentRequired). With
  * `hints`, a client known to have units left is admitted at once and its unit is taken with its
- * receipt, in one write (see allowance-hints.ts); otherwise, and in the x402 policy's free branch
- * (which passes none), the unit is taken first.
+ * receipt, in one write, or the same refusal comes from `complete` (see allowance-hints.ts);
+ * otherwise the unit is taken first.
  */
-export async function takeAllowance(service: VerifierService, client: ClientContext, hints?: AllowanceHints): Promise<Admission> {
-  if (hints?.reserve(client.clientKey)) return unitWithReceipt(service, client, hints);
+export async function takeAllowance(
+  service: VerifierService,
+  client: ClientContext,
+  hints?: AllowanceHints,
+  exhausted: (allowance: AllowanceInfo) => Refused | Promise<Refused> = allowanceExhausted,
+): Promise<Admission> {
+  if (hints?.reserve(client.clientKey)) return unitWithReceipt(service, client, hints, exhausted);
   const allowance = await service.consumeAllowance(client);
   hints?.learn(client.clientKey, allowance);
-  if (!allowance.allowed) return allowanceExhausted(allowance);
+  if (!allowance.allowed) return exhausted(allowance);
   return freeAdmission(service, allowance, client);
 }
 
@@ -416,7 +422,12 @@ function allowanceExhausted(allowance: AllowanceInfo): Refused {
 }
 
 /** Admitted on a hint: the unit is taken when the receipt is stored, in the same transaction, or the request is refused then. */
-function unitWithReceipt(service: VerifierService, client: ClientContext, hints: AllowanceHints): Admitted {
+function unitWithReceipt(
+  service: VerifierService,
+  client: ClientContext,
+  hints: AllowanceHints,
+  exhausted: (allowance: AllowanceInfo) => Refused | Promise<Refused>,
+): Admitted {
   let allowance: AllowanceInfo | null = null;
   let settled = false;
   const settle = () => {
@@ -438,7 +449,7 @@ function unitWithReceipt(service: VerifierService, client: ClientContext, hints:
       }
     },
     // No unit left when the receipt was to be stored: nothing was stored, the receipt is dropped.
-    complete: async () => (allowance === null ? {} : allowance.allowed ? { allowance } : allowanceExhausted(allowance)),
+    complete: async () => (allowance === null ? {} : allowance.allowed ? { allowance } : exhausted(allowance)),
     // Nothing was taken: the unit is taken only with a stored receipt.
     release: async () => settle(),
   };
