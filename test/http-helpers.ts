@@ -114,6 +114,20 @@ export function waitForOutput(child: Child, text: string, timeoutMs = 30_000): P
   });
 }
 
+/**
+ * Counts, from now on, the store's writes that take an allowance unit together with its receipt
+ * (the path of a client the server knows to have units left: src/service/allowance-hints.ts).
+ */
+export function countUnitWithReceipt(store: App['store']): () => number {
+  const withUnit = store.consumeAllowanceAndSaveReceipt!.bind(store);
+  let count = 0;
+  store.consumeAllowanceAndSaveReceipt = (...args) => {
+    count++;
+    return withUnit(...args);
+  };
+  return () => count;
+}
+
 export function postJson(base: string, route: string, body: string, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
 }

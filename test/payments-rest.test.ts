@@ -18,7 +18,7 @@ import { loadConfig } from '../src/config.js';
 import { verifyReceipt } from '../src/receipts/index.js';
 import { BASE_USDC } from '../src/payments/config.js';
 import { createMemoryEvmChain } from './memory-chain.js';
-import { freePort, projectRoot, tempDir } from './http-helpers.js';
+import { countUnitWithReceipt, freePort, projectRoot, tempDir } from './http-helpers.js';
 import { createPaymentFixture, PAY_TO_EVM, PAY_TO_SOLANA, type PaymentFixture } from './payments-helpers.js';
 
 const INVOICE = JSON.parse(readFileSync(path.join(projectRoot, 'test', 'fixtures', 'invoice-pass.request.json'), 'utf8')) as Record<string, unknown>;
@@ -428,13 +428,7 @@ describe('REST free trial with payments on, for a client known to have units lef
       X402_PAY_TO_SOLANA: PAY_TO_SOLANA,
     });
     try {
-      const store = small.handle.store;
-      const withUnit = store.consumeAllowanceAndSaveReceipt!.bind(store);
-      let together = 0;
-      store.consumeAllowanceAndSaveReceipt = (...args) => {
-        together++;
-        return withUnit(...args);
-      };
+      const together = countUnitWithReceipt(small.handle.store);
       const client = { clientKey: '127.0.0.1' };
       const first = await fetch(`${small.base}/verify/schema`, { method: 'POST', headers: json, body: request('hint-first') });
       expect(first.status).toBe(200);
@@ -444,7 +438,7 @@ describe('REST free trial with payments on, for a client known to have units lef
       expect((await small.handle.service.takeAllowance(client, 9)).allowed).toBe(true);
       const stale = await fetch(`${small.base}/verify/schema`, { method: 'POST', headers: json, body: request('hint-stale') });
       const staleBody = (await stale.json()) as Record<string, unknown>;
-      expect(together).toBe(1);
+      expect(together()).toBe(1);
       expect(stale.status).toBe(402);
       expect(decodePaymentRequiredHeader(stale.headers.get('payment-required')!).x402Version).toBe(2);
       expect(staleBody).toMatchObject({ code: 'free_trial_exhausted', available: false, remaining_calls_today: 0, charged: false });
@@ -454,12 +448,12 @@ describe('REST free trial with payments on, for a client known to have units lef
       const again = await fetch(`${small.base}/verify/schema`, { method: 'POST', headers: json, body: request('hint-again') });
       expect(again.status).toBe(200);
       expect(again.headers.get('free-allowance-remaining')).toBe('8');
-      expect(together).toBe(1);
+      expect(together()).toBe(1);
 
       const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => fetch(`${small.base}/verify/schema`, { method: 'POST', headers: json, body: request(`hint-${i}`) })));
       const bodies = (await Promise.all(responses.map((r) => r.json()))) as Array<Record<string, unknown>>;
       expect(responses.filter((r) => r.status === 200)).toHaveLength(8);
-      expect(together).toBeGreaterThan(1);
+      expect(together()).toBeGreaterThan(1);
       for (const [i, r] of responses.entries()) {
         if (r.status === 200) {
           expect(r.headers.get('payment-response')).toBeNull();
