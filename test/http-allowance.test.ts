@@ -125,7 +125,7 @@ describe('HTTP: free allowance', () => {
     // alone or with its unit (this client is known to have units left: see src/service/allowance-hints.ts).
     const store = srv.handle.store;
     const saveReceipt = store.saveReceipt.bind(store);
-    const withUnit = store.consumeAllowanceAndSaveReceipt!.bind(store);
+    const withUnit = store.consumeAllowanceAndSaveReceipt.bind(store);
     let failedWrites = 0;
     store.saveReceipt = store.consumeAllowanceAndSaveReceipt = async () => {
       failedWrites++;

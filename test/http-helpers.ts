@@ -119,7 +119,7 @@ export function waitForOutput(child: Child, text: string, timeoutMs = 30_000): P
  * (the path of a client the server knows to have units left: src/service/allowance-hints.ts).
  */
 export function countUnitWithReceipt(store: App['store']): () => number {
-  const withUnit = store.consumeAllowanceAndSaveReceipt!.bind(store);
+  const withUnit = store.consumeAllowanceAndSaveReceipt.bind(store);
   let count = 0;
   store.consumeAllowanceAndSaveReceipt = (...args) => {
     count++;

@@ -223,12 +223,8 @@ export function defineStoreContract(name: string, harness: StoreHarness): void {
     });
 
     describe('a unit and its receipt in one transaction (consumeAllowanceAndSaveReceipt)', () => {
-      // Optional: a store without it is used through consume, save and refund (src/service/verifier-service.ts).
-      const combined = (s: ContractStore) => s.consumeAllowanceAndSaveReceipt?.bind(s);
-
-      it('stores the receipt with its unit while units are left, and nothing once they are gone', async (ctx) => {
-        const take = combined(store);
-        if (!take) return ctx.skip();
+      it('stores the receipt with its unit while units are left, and nothing once they are gone', async () => {
+        const take = store.consumeAllowanceAndSaveReceipt.bind(store);
         const client = uniq('combined');
         const agent = uniq('combined-agent');
         const recs = [0, 1, 2].map((i) => receipt(agent, `2026-03-01T11:00:0${i}Z`, 'pass'));
@@ -247,9 +243,8 @@ export function defineStoreContract(name: string, harness: StoreHarness): void {
         expect((await store.peekAllowance(client, day, 2)).used).toBe(2);
       });
 
-      it('exact under concurrency, mixed with plain consumes on another handle: 60 calls against a limit of 25 store 25 receipts at most', async (ctx) => {
-        const take = combined(store);
-        if (!take) return ctx.skip();
+      it('exact under concurrency, mixed with plain consumes on another handle: 60 calls against a limit of 25 store 25 receipts at most', async () => {
+        const take = store.consumeAllowanceAndSaveReceipt.bind(store);
         const other = await harness.open();
         const client = uniq('combined-race');
         const agent = uniq('combined-race-agent');
@@ -266,9 +261,8 @@ export function defineStoreContract(name: string, harness: StoreHarness): void {
         for (const [i, st] of withReceipts.entries()) expect(await store.getReceipt(recs[i]!.verificationId)).toBe(st.allowed ? recs[i]!.receipt : null);
       });
 
-      it('a receipt that cannot be stored (a duplicate id) takes no unit', async (ctx) => {
-        const take = combined(store);
-        if (!take) return ctx.skip();
+      it('a receipt that cannot be stored (a duplicate id) takes no unit', async () => {
+        const take = store.consumeAllowanceAndSaveReceipt.bind(store);
         const client = uniq('combined-dup');
         const existing = receipt(uniq('combined-dup-agent'), '2026-03-01T13:00:00Z', 'pass');
         await store.saveReceipt(existing);

@@ -118,18 +118,7 @@ export function createVerifierService(deps: VerifierServiceDeps): VerifierServic
 
     async consumeAllowanceAndSave(client: ClientContext, record: ReceiptRecord) {
       const now = deps.clock();
-      const day = dayOf(now).day;
-      if (store.consumeAllowanceAndSaveReceipt) return info(await store.consumeAllowanceAndSaveReceipt(client.clientKey, day, deps.freeAllowance, record), now);
-      // A store without the one transaction: the unit first, then the receipt, and the unit back if it fails.
-      const state = await store.consumeAllowance(client.clientKey, day, deps.freeAllowance);
-      if (state.allowed) {
-        try {
-          await store.saveReceipt(record);
-        } catch (err) {
-          await store.refundAllowance(client.clientKey, day).catch(() => undefined);
-          throw err;
-        }
-      }
+      const state = await store.consumeAllowanceAndSaveReceipt(client.clientKey, dayOf(now).day, deps.freeAllowance, record);
       return info(state, now);
     },
 

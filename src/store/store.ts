@@ -167,10 +167,9 @@ export interface Store extends TransparencyLogStore {
    * consumeAllowance and saveReceipt in one transaction: the unit is taken and the receipt stored
    * together, or, when no unit is left, nothing is written and `allowed` is false with the current
    * count. Resolves once committed (durably, as saveReceipt). When it fails, nothing is charged.
-   * Optional: without it the service takes the unit, then stores, and gives the unit back if the
-   * store fails. One write instead of two for a client known to have units left (see pipeline.ts).
+   * One write instead of two for a client known to have units left (see src/service/allowance-hints.ts).
    */
-  consumeAllowanceAndSaveReceipt?(clientKey: string, day: string, limit: number, record: ReceiptRecord): Promise<AllowanceState>;
+  consumeAllowanceAndSaveReceipt(clientKey: string, day: string, limit: number, record: ReceiptRecord): Promise<AllowanceState>;
   /**
    * Durably store several receipts in one transaction: all are committed (and queued for the
    * transparency log, as single receipts are) or none is. Resolves only once committed.
