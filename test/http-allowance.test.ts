@@ -124,13 +124,16 @@ describe('HTTP: free allowance', () => {
     // The service holds this same store object: a disk or database failure while storing the receipt,
     // alone or with its unit (this client is known to have units left: see src/service/allowance-hints.ts).
     const store = srv.handle.store;
-    const saveReceipt = store.saveReceipt.bind(store);
-    const withUnit = store.consumeAllowanceAndSaveReceipt.bind(store);
+    // The embedded store signs receipts on its writer thread as it stores them: those writes fail too.
+    const originals = { ...store };
     let failedWrites = 0;
-    store.saveReceipt = store.consumeAllowanceAndSaveReceipt = async () => {
+    const fail = async (): Promise<never> => {
       failedWrites++;
       throw new Error('disk full');
     };
+    store.saveReceipt = store.consumeAllowanceAndSaveReceipt = fail;
+    if (store.signAndSaveReceipt) store.signAndSaveReceipt = fail;
+    if (store.consumeAllowanceAndSignAndSaveReceipt) store.consumeAllowanceAndSignAndSaveReceipt = fail;
     const failed = await postJson(srv.base, '/verify/schema', request);
     const body = (await failed.json()) as Record<string, unknown>;
     expect(failedWrites).toBe(1);
@@ -141,8 +144,7 @@ describe('HTTP: free allowance', () => {
     // The unit taken for this request is back, and the reply says so.
     expect(failed.headers.get('free-allowance-remaining')).toBe('2');
 
-    store.saveReceipt = saveReceipt;
-    store.consumeAllowanceAndSaveReceipt = withUnit;
+    Object.assign(store, originals);
     const next = await postJson(srv.base, '/verify/schema', request);
     expect(next.status).toBe(200);
     expect(next.headers.get('free-allowance-remaining')).toBe('1');

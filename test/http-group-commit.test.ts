@@ -3,13 +3,22 @@
  * the main thread, and the worker-thread writer. The whole Store contract
  * holds for both, and each write resolves only after its batch is committed.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../src/store/sqlite.js';
 import { createSqliteOffloadStore } from '../src/store/sqlite-offload.js';
 import type { Store } from '../src/store/store.js';
+import { parseVerificationRequest } from '../src/core/request.js';
+import { createSchemaEngine } from '../src/core/schema/index.js';
+import { createVerifier } from '../src/core/verify.js';
+import { draftReceipt, finishReceipt, sealReceipt, type UnsignedReceipt } from '../src/receipts/issue-receipt.js';
+import { keyObjectOf, type KeyRing } from '../src/receipts/key-ring.js';
+import { createStaticKeyRing, privateKeyPemFromSeed } from '../src/receipts/index.js';
+import { createPresigner } from '../src/receipts/v1/attestation.js';
+import { verifyReceipt } from '../src/receipts/verify-receipt.js';
 import { defineStoreContract, receipt, type StoreHarness } from './store-contract.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'aov-group-'));
@@ -70,6 +79,100 @@ describe('worker-thread writer specifics', () => {
     expect(results[0]).toMatchObject({ status: 'rejected', reason: { code: expect.stringMatching(/^SQLITE_CONSTRAINT/) } });
     expect(results[1].status).toBe('fulfilled');
     await a.close();
+  });
+});
+
+const verifier = createVerifier({ engine: createSchemaEngine() });
+const invoice = readFileSync(join(import.meta.dirname, 'fixtures/invoice.request.json'), 'utf8');
+
+/** A real draft of the invoice's receipt and the ring key it is for (what the service hands the store). */
+function draftFor(ring: KeyRing, agentId: string, verifiedAt: string): UnsignedReceipt {
+  const signer = ring.signer(verifiedAt);
+  const parsed = parseVerificationRequest(invoice.replace(/"agent_id":\s*"[^"]*"/, `"agent_id":"${agentId}"`));
+  const draft = draftReceipt(parsed, { verificationId: randomUUID(), verifiedAt }, signer.keyVersion, {
+    verifier,
+    presigner: createPresigner({ serviceName: 'agent-output-verifier', baseUrl: 'http://127.0.0.1' }),
+    verifierVersion: '0.0.0-test',
+  });
+  return { draft, signer };
+}
+
+function unsignedRecordOf({ draft }: UnsignedReceipt) {
+  const { input, unsignedText, ...facts } = draft;
+  return { ...facts, input, unsignedText };
+}
+
+describe('worker-thread writer: receipts signed as they are stored', () => {
+  const ringA = createStaticKeyRing(privateKeyPemFromSeed(new Uint8Array(32).fill(3)), { keyVersion: 'k-a', notBefore: '2020-01-01T00:00:00Z' });
+  const ringB = createStaticKeyRing(privateKeyPemFromSeed(new Uint8Array(32).fill(4)), { keyVersion: 'k-b', notBefore: '2020-01-01T00:00:00Z' });
+
+  it('stores, and answers the signature of, exactly the bytes a signature made on this thread gives; each key signs its own receipts', async () => {
+    const a = createSqliteOffloadStore({ file: offloadFile });
+    try {
+      // Two keys interleaved in the same batches: each crosses to the writer once, and signs only its own drafts.
+      const drafts = Array.from({ length: 40 }, (_, i) => draftFor(i % 2 ? ringB : ringA, 'signing-agent', `2026-01-05T00:00:${String(i).padStart(2, '0')}Z`));
+      const signatures = await Promise.all(drafts.map((u) => a.signAndSaveReceipt!(unsignedRecordOf(u), keyObjectOf(u.signer)!)));
+      for (const [i, u] of drafts.entries()) {
+        const here = finishReceipt(u.draft, u.signer);
+        const stored = await a.getReceipt(u.draft.verificationId);
+        expect(stored).toBe(here.text);
+        expect(sealReceipt(u.draft, signatures[i]!).text).toBe(here.text);
+        const ring = i % 2 ? ringB : ringA;
+        expect(verifyReceipt(stored!, { publicKey: ring.active().publicKey })).toMatchObject({ valid: true });
+        const other = i % 2 ? ringA : ringB;
+        expect(verifyReceipt(stored!, { publicKey: other.active().publicKey }).valid).toBe(false);
+      }
+    } finally {
+      await a.close();
+    }
+  });
+
+  it('with a unit: exactly the units left are granted under concurrency; a refused one is neither stored nor answered a signature', async () => {
+    const a = createSqliteOffloadStore({ file: offloadFile });
+    try {
+      const drafts = Array.from({ length: 24 }, (_, i) => draftFor(ringA, 'signing-unit', `2026-01-06T00:00:${String(i).padStart(2, '0')}Z`));
+      const states = await Promise.all(
+        drafts.map((u) => a.consumeAllowanceAndSignAndSaveReceipt!('signing-client', '2026-01-06', 5, unsignedRecordOf(u), keyObjectOf(u.signer)!)),
+      );
+      expect(states.filter((st) => st.allowed)).toHaveLength(5);
+      for (const [i, st] of states.entries()) {
+        const stored = await a.getReceipt(drafts[i]!.draft.verificationId);
+        if (st.allowed) {
+          expect(stored).toBe(finishReceipt(drafts[i]!.draft, drafts[i]!.signer).text);
+          expect(sealReceipt(drafts[i]!.draft, st.signature!).text).toBe(stored);
+        } else {
+          expect(st.signature).toBeNull();
+          expect(stored).toBeNull();
+        }
+      }
+      expect((await a.peekAllowance('signing-client', '2026-01-06', 5)).used).toBe(5);
+      // A limit of 0 grants nothing and stores nothing.
+      const zero = draftFor(ringA, 'signing-unit', '2026-01-06T00:01:00Z');
+      const st = await a.consumeAllowanceAndSignAndSaveReceipt!('signing-client-0', '2026-01-06', 0, unsignedRecordOf(zero), keyObjectOf(zero.signer)!);
+      expect(st).toMatchObject({ allowed: false, used: 0, signature: null });
+      expect(await a.getReceipt(zero.draft.verificationId)).toBeNull();
+    } finally {
+      await a.close();
+    }
+  });
+
+  it('a duplicate id rejects alone and leaves the first receipt as it was', async () => {
+    const a = createSqliteOffloadStore({ file: offloadFile });
+    try {
+      const u = draftFor(ringA, 'signing-dup', '2026-01-07T00:00:00Z');
+      await a.signAndSaveReceipt!(unsignedRecordOf(u), keyObjectOf(u.signer)!);
+      const again = { ...u, draft: { ...u.draft, result: 'fail' as const } };
+      const other = draftFor(ringB, 'signing-dup', '2026-01-07T00:00:01Z');
+      const results = await Promise.allSettled([
+        a.signAndSaveReceipt!(unsignedRecordOf(again), keyObjectOf(again.signer)!),
+        a.signAndSaveReceipt!(unsignedRecordOf(other), keyObjectOf(other.signer)!),
+      ]);
+      expect(results[0]).toMatchObject({ status: 'rejected', reason: { code: expect.stringMatching(/^SQLITE_CONSTRAINT/) } });
+      expect(results[1].status).toBe('fulfilled');
+      expect(await a.getReceipt(u.draft.verificationId)).toBe(finishReceipt(u.draft, u.signer).text);
+    } finally {
+      await a.close();
+    }
   });
 });
 

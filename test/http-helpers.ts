@@ -119,12 +119,20 @@ export function waitForOutput(child: Child, text: string, timeoutMs = 30_000): P
  * (the path of a client the server knows to have units left: src/service/allowance-hints.ts).
  */
 export function countUnitWithReceipt(store: App['store']): () => number {
-  const withUnit = store.consumeAllowanceAndSaveReceipt.bind(store);
   let count = 0;
+  const withUnit = store.consumeAllowanceAndSaveReceipt.bind(store);
   store.consumeAllowanceAndSaveReceipt = (...args) => {
     count++;
     return withUnit(...args);
   };
+  // The same write for a receipt the store signs itself (the embedded store's writer thread).
+  const signed = store.consumeAllowanceAndSignAndSaveReceipt?.bind(store);
+  if (signed) {
+    store.consumeAllowanceAndSignAndSaveReceipt = (...args) => {
+      count++;
+      return signed(...args);
+    };
+  }
   return () => count;
 }
 

@@ -17,7 +17,7 @@ import {
   privateKeyPemFromSeed,
   rfc3339Seconds,
 } from '../src/receipts/index.js';
-import type { IssuedReceipt } from '../src/receipts/issue-receipt.js';
+import { finishReceipt, type IssuedReceipt, type ReceiptDraft, type UnsignedReceipt } from '../src/receipts/issue-receipt.js';
 import { createAllowancePolicy, createPipeline, type AdmissionPolicy, type Pipeline, type PreparedVerification } from '../src/service/pipeline.js';
 import type { AllowanceInfo, ClientContext, SignedResult, VerifierService } from '../src/service/types.js';
 import { VERSION } from '../src/version.js';
@@ -63,6 +63,11 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
 
     pipeline(policy?: AdmissionPolicy): Pipeline {
       const parsedOf = new WeakMap<PreparedVerification, { parsed: ParsedRequest; stamp: { verificationId: string; verifiedAt: Date } }>();
+      const issueFor = (prepared: PreparedVerification): UnsignedReceipt => {
+        const entry = parsedOf.get(prepared);
+        if (!entry) throw new Error('not prepared here');
+        return issue(entry.parsed, entry.stamp);
+      };
       return createPipeline({
         service,
         policy: policy ?? createAllowancePolicy(service),
@@ -83,10 +88,9 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
             return prepared;
           },
           async run(prepared) {
-            const entry = parsedOf.get(prepared);
-            if (!entry) throw new Error('not prepared here');
-            return issue(entry.parsed, entry.stamp);
+            return sign(issueFor(prepared));
           },
+          unsigned: (prepared) => issueFor(prepared),
           async close() {},
         },
       });
@@ -160,9 +164,12 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
       used.set(client.clientKey, Math.max(0, (used.get(client.clientKey) ?? 0) - units));
     },
 
-    async saveReceipt() {},
-    async consumeAllowanceAndSave(client: ClientContext) {
-      return service.consumeAllowance(client);
+    async saveReceipt(unsigned: UnsignedReceipt) {
+      return sign(unsigned);
+    },
+    async consumeAllowanceAndSave(client: ClientContext, unsigned: UnsignedReceipt) {
+      const allowance = await service.consumeAllowance(client);
+      return { allowance, receipt: allowance.allowed ? sign(unsigned) : null };
     },
     async saveReceipts() {},
     checkScorable(agentId: string) {
@@ -193,7 +200,7 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
       return null;
     },
   };
-  function issue(parsed: ParsedRequest, stamp: { verificationId: string; verifiedAt: Date }): IssuedReceipt {
+  function issue(parsed: ParsedRequest, stamp: { verificationId: string; verifiedAt: Date }): UnsignedReceipt {
     if (service.failNextVerify) {
       service.failNextVerify = false;
       throw new Error('disk on fire at /var/secret/path');
@@ -202,7 +209,8 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
     const verifiedAt = rfc3339Seconds(stamp.verifiedAt);
     const result = 'pass' as const;
     const hashes = computeHashes(parsed);
-    const response = attestor.attach(
+    const signer = attestor.signer(verifiedAt);
+    const presigned = attestor.presign(
       {
         summary: { result, blocking_checks: [], warnings: 0 },
         next_actions: [{ action: 'attach_receipt', for: 'seller' }],
@@ -218,20 +226,22 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
         enforce_rules: parsed.request.enforce_rules,
         strict_content_check: parsed.request.strict_content_check,
       },
-      { context: 'verify', timestamp: verifiedAt },
+      { context: 'verify', timestamp: verifiedAt, keyVersion: signer.keyVersion },
     );
     service.verifications.push({ agentId: parsed.request.agent_id, result });
-    return {
-      response,
-      text: JSON.stringify(response),
+    const draft: ReceiptDraft = {
       verificationId: stamp.verificationId,
       result,
       verifiedAt,
-      keyVersion: response.attestation.key_version,
+      keyVersion: signer.keyVersion,
       overallRatio: 1,
       taskId: parsed.request.task_id,
       agentId: parsed.request.agent_id,
+      input: presigned.input,
+      unsignedText: presigned.text,
     };
+    return { draft, signer };
   }
+  const sign = (unsigned: UnsignedReceipt): IssuedReceipt => finishReceipt(unsigned.draft, unsigned.signer);
   return service;
 }

@@ -15,7 +15,7 @@ import type { ParsedRequest } from '../core/types.js';
 import { computeHashes } from './hashes.js';
 import { rfc3339Seconds } from './time.js';
 import type { SigningKey } from './key-ring.js';
-import { appendAttestation, attestationBlock, type Attestor, type Presigned, type Presigner, type SignedResponse } from './v1/attestation.js';
+import { attestationBlock, signedResponseText, type Attestor, type Presigned, type Presigner, type SignedResponse } from './v1/attestation.js';
 
 export interface ReceiptIssuerOptions {
   verifier: Pick<Verifier, 'evaluate'>;
@@ -127,10 +127,28 @@ function toDraft({ presigned, facts }: { presigned: Presigned<VerificationRespon
  * text only when someone reads it (the MCP adapter does; REST sends the text).
  */
 export function finishReceipt(draft: ReceiptDraft, signer: SigningKey): IssuedReceipt {
+  checkDraftKey(draft, signer);
+  return sealReceipt(draft, signer.sign(Buffer.from(draft.input, 'utf8')).toString('base64'));
+}
+
+/** A draft is signed only by the key it was drafted for (its signing input names that key). */
+export function checkDraftKey(draft: ReceiptDraft, signer: SigningKey): void {
   if (signer.keyVersion !== draft.keyVersion) throw new Error(`draft for key ${draft.keyVersion} offered to key ${signer.keyVersion}`);
-  const signature = signer.sign(Buffer.from(draft.input, 'utf8')).toString('base64');
-  const text = appendAttestation(draft.unsignedText, attestationBlock({ keyVersion: draft.keyVersion, timestamp: draft.verifiedAt }, signature));
-  return new SignedReceipt(draft, text);
+}
+
+/**
+ * The receipt of a draft signed elsewhere (the SQLite writer thread signs the receipts it stores):
+ * `signature` is the standard base64 Ed25519 signature of `draft.input` with the draft's key. The text
+ * is made by the same signedResponseText that made the stored one, so both are the same bytes.
+ */
+export function sealReceipt(draft: ReceiptDraft, signature: string): IssuedReceipt {
+  return new SignedReceipt(draft, signedResponseText(draft.unsignedText, draft.keyVersion, draft.verifiedAt, signature));
+}
+
+/** A draft and the key it was drafted for: everything a receipt needs but its signature. */
+export interface UnsignedReceipt {
+  draft: ReceiptDraft;
+  signer: SigningKey;
 }
 
 /**

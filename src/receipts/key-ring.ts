@@ -102,6 +102,10 @@ function publicInfo(meta: KeyMeta, key: KeyObject): PublicKeyInfo {
   };
 }
 
+// The private key behind each handle, for keyObjectOf only: not a property, so it is never enumerated,
+// logged or serialized with the handle.
+const privateKeys = new WeakMap<SigningKey, KeyObject>();
+
 /** A sign() handle on a key (both key rings make theirs here). */
 export function makeSigner(keyVersion: string, key: KeyObject): SigningKey {
   const handle: SigningKey = {
@@ -110,7 +114,18 @@ export function makeSigner(keyVersion: string, key: KeyObject): SigningKey {
   };
   // Keep the handle inert under JSON.stringify / util.inspect.
   Object.defineProperty(handle, 'toJSON', { value: () => ({ keyVersion }), enumerable: false });
-  return Object.freeze(handle);
+  Object.freeze(handle);
+  privateKeys.set(handle, key);
+  return handle;
+}
+
+/**
+ * The private key of a handle made by a key ring, so that another thread of this process can sign
+ * with exactly the key the handle stands for (a KeyObject crosses `postMessage`); undefined for any
+ * other SigningKey, which then signs where it is.
+ */
+export function keyObjectOf(signer: SigningKey): KeyObject | undefined {
+  return privateKeys.get(signer);
 }
 
 function newest(keys: LoadedKey[]): LoadedKey | undefined {

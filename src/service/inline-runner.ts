@@ -10,7 +10,7 @@ import { parseVerificationRequest } from '../core/request.js';
 import { isAllocationFailure } from '../core/schema/exhaustion.js';
 import { ApiError } from '../errors.js';
 import type { Verifier } from '../core/verify.js';
-import { draftReceipt, finishReceipt, type IssuedReceipt, type ReceiptDraft, type ReceiptStamp } from '../receipts/issue-receipt.js';
+import { draftReceipt, finishReceipt, type IssuedReceipt, type ReceiptDraft, type ReceiptStamp, type UnsignedReceipt } from '../receipts/issue-receipt.js';
 import type { SigningKey } from '../receipts/key-ring.js';
 import { rfc3339Seconds } from '../receipts/time.js';
 import type { Attestor } from '../receipts/v1/attestation.js';
@@ -57,16 +57,21 @@ export function stampText(stamp: ReceiptStamp): { verificationId: string; verifi
  * exactly that key. Shared by both runners.
  */
 export function createDraftBook() {
-  const drafts = new WeakMap<PreparedVerification, { draft: ReceiptDraft; signer: SigningKey }>();
+  const drafts = new WeakMap<PreparedVerification, UnsignedReceipt>();
   return {
     keep(prepared: PreparedVerification, draft: ReceiptDraft, signer: SigningKey): PreparedVerification {
       drafts.set(prepared, { draft, signer });
       return prepared;
     },
-    sign(prepared: PreparedVerification): IssuedReceipt {
+    /** The draft and its key, handed over once. */
+    take(prepared: PreparedVerification): UnsignedReceipt {
       const entry = drafts.get(prepared);
       if (!entry) throw new Error('this request was not prepared by this runner');
       drafts.delete(prepared);
+      return entry;
+    },
+    sign(prepared: PreparedVerification): IssuedReceipt {
+      const entry = this.take(prepared);
       return finishReceipt(entry.draft, entry.signer);
     },
   };
@@ -92,6 +97,7 @@ export function createInlineRunner(options: InlineRunnerOptions): VerificationRu
     async run(prepared) {
       return book.sign(prepared);
     },
+    unsigned: (prepared) => book.take(prepared),
     async close() {},
   };
 }

@@ -15,7 +15,10 @@
  *   by then, nothing is stored and `complete` refuses it (src/service/allowance-hints.ts).
  * - `execute` signs the prepared response (the run step), then the admission's
  *   `record` (store the receipt; a paid admission may store it pending), then its
- *   `complete` (settle and publish, or void). Any failure before `complete` calls
+ *   `complete` (settle and publish, or void). A free admission records a verification
+ *   unsigned instead (`recordUnsigned`): the store signs it as it stores it where it
+ *   can (the embedded store's writer thread), so the signature costs the HTTP thread
+ *   nothing; the bytes are the same either way (Ed25519 is deterministic). Any failure before `complete` calls
  *   `release` (allowance refunded, reservation freed): errors are never charged.
  *
  * Adapters translate transport details only (headers, `_meta`, status codes);
@@ -23,7 +26,7 @@
  */
 import type { PaymentRequired, SettleResponse } from '@x402/core/types';
 import { ApiError } from '../errors.js';
-import type { IssuedReceipt } from '../receipts/issue-receipt.js';
+import type { IssuedReceipt, UnsignedReceipt } from '../receipts/issue-receipt.js';
 import type { ReceiptRecord } from '../store/store.js';
 import { createAllowanceHints, type AllowanceHints } from './allowance-hints.js';
 import type { AllowanceInfo, ClientContext, SignedResult, VerifierService } from './types.js';
@@ -147,6 +150,13 @@ export interface Admitted {
    */
   record(result: RunResult): Promise<void>;
   /**
+   * When present, a verification is recorded here instead of run and then recorded: the admission
+   * gets the receipt unsigned, has it signed and stored (the free path: by the store's writer thread
+   * where it can, in the step that stores it) and hands back the receipt as stored, or the refusal of
+   * a unit found gone at store time (nothing stored).
+   */
+  recordUnsigned?(unsigned: UnsignedReceipt): Promise<IssuedReceipt | Refused>;
+  /**
    * Finish: settle a payment. A failed settlement returns a refusal (nothing charged, receipt
    * voided); an unknown outcome returns `settlement_pending` (the receipt stays pending).
    */
@@ -203,6 +213,8 @@ export interface VerificationRunner {
   prepare(source: string | Uint8Array, stamp: { verificationId: string; verifiedAt: Date }): Promise<PreparedVerification>;
   /** Sign the prepared response (after admission). */
   run(prepared: PreparedVerification): Promise<IssuedReceipt>;
+  /** The prepared response and the key it is for, unsigned, for an admission that has it signed where it is stored. */
+  unsigned(prepared: PreparedVerification): UnsignedReceipt;
   close(): Promise<void>;
 }
 
@@ -290,6 +302,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       try {
         if (admitted.answer !== undefined) {
           result = { operation: 'stored', prepared: prepared.operation, text: admitted.answer };
+        } else if (prepared.operation === 'verify' && admitted.recordUnsigned) {
+          const recorded = await admitted.recordUnsigned(runner.unsigned(prepared));
+          if ('admitted' in recorded) return recorded;
+          result = { operation: 'verify', receipt: recorded };
         } else {
           result = await run(prepared);
           await admitted.record(result);
@@ -439,17 +455,23 @@ function unitWithReceipt(
     admitted: true,
     paid: false,
     allowance: null,
-    async record(result) {
+    async record() {
+      settle();
+      throw new Error('a unit of the free allowance is taken with a receipt');
+    },
+    async recordUnsigned(unsigned) {
       try {
-        if (result.operation !== 'verify') throw new Error('a unit of the free allowance is taken with a receipt');
-        allowance = await service.consumeAllowanceAndSave(client, receiptRecord(result.receipt));
-        hints.learn(client.clientKey, allowance);
+        const recorded = await service.consumeAllowanceAndSave(client, unsigned);
+        hints.learn(client.clientKey, recorded.allowance);
+        // No unit left when the receipt was to be stored: nothing was stored, the receipt is dropped.
+        if (recorded.receipt === null) return exhausted(recorded.allowance);
+        allowance = recorded.allowance;
+        return recorded.receipt;
       } finally {
         settle();
       }
     },
-    // No unit left when the receipt was to be stored: nothing was stored, the receipt is dropped.
-    complete: async () => (allowance === null ? {} : allowance.allowed ? { allowance } : exhausted(allowance)),
+    complete: async () => (allowance === null ? {} : { allowance }),
     // Nothing was taken: the unit is taken only with a stored receipt.
     release: async () => settle(),
   };
@@ -462,7 +484,11 @@ function freeAdmission(service: VerifierService, allowance: AllowanceInfo | null
     admitted: true,
     paid: false,
     allowance,
-    record: (result) => (result.operation === 'verify' ? service.saveReceipt(receiptRecord(result.receipt)) : Promise.resolve()),
+    // A score stores nothing; a verification is recorded by recordUnsigned.
+    async record(result) {
+      if (result.operation === 'verify') throw new Error('a free verification is recorded unsigned');
+    },
+    recordUnsigned: (unsigned) => service.saveReceipt(unsigned),
     complete: async () => (current ? { allowance: current } : {}),
     async release() {
       if (released || allowance === null) return;

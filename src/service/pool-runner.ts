@@ -144,6 +144,7 @@ export function createPoolRunner(options: PoolRunnerOptions): PoolRunner {
     async run(prepared) {
       return book.sign(prepared);
     },
+    unsigned: (prepared) => book.take(prepared),
     aborted: () => ({ ...counts }),
     runs: () => ({ pool: poolRuns, fastPath: fast === null ? null : fast.stats(), workers: pool.threads.length }),
     async close() {

@@ -5,6 +5,7 @@
  * pipeline for verifications and scores, and read records here.
  */
 import type { AllowanceState, ReceiptRecord, ReputationPage } from '../store/store.js';
+import type { IssuedReceipt, UnsignedReceipt } from '../receipts/issue-receipt.js';
 
 /** Who is calling, as far as the free allowance is concerned. */
 export interface ClientContext {
@@ -37,13 +38,17 @@ export interface VerifierService {
   /** Give `units` units back at once (a batch that failed). */
   refundAllowanceUnits(client: ClientContext, units: number): Promise<void>;
 
-  /** Durably store a receipt; resolves once it is committed (before any client sees it). */
-  saveReceipt(record: ReceiptRecord): Promise<void>;
   /**
-   * Take one unit and durably store its receipt together: when no unit is left nothing is stored and
-   * `allowed` is false. Never charges a unit for a receipt that failed to store.
+   * Sign a drafted receipt (on the store's writer thread where the store can) and durably store it;
+   * resolves with the receipt, exactly as stored, once it is committed (before any client sees it).
    */
-  consumeAllowanceAndSave(client: ClientContext, record: ReceiptRecord): Promise<AllowanceInfo>;
+  saveReceipt(unsigned: UnsignedReceipt): Promise<IssuedReceipt>;
+  /**
+   * Take one unit and durably store its receipt (signed as in saveReceipt) together: when no unit is
+   * left nothing is stored, `allowed` is false and `receipt` null. Never charges a unit for a receipt
+   * that failed to store.
+   */
+  consumeAllowanceAndSave(client: ClientContext, unsigned: UnsignedReceipt): Promise<{ allowance: AllowanceInfo; receipt: IssuedReceipt | null }>;
   /** Durably store a batch's receipts in one transaction: all or none. */
   saveReceipts(records: readonly ReceiptRecord[]): Promise<void>;
   /** Throws ApiError(invalid_request) unless the agent id is valid and scorable (not a `test-` example). */

@@ -6,8 +6,12 @@
  */
 import { ApiError, invalidRequest } from '../errors.js';
 import { identifierProblem } from '../core/request.js';
+import type { KeyObject } from 'node:crypto';
+import { checkDraftKey, finishReceipt, sealReceipt, type ReceiptDraft, type UnsignedReceipt } from '../receipts/issue-receipt.js';
+import { keyObjectOf } from '../receipts/key-ring.js';
 import { rfc3339Seconds } from '../receipts/time.js';
-import type { LogCheckpointRef, ReceiptRecord, ReputationPage, Store } from '../store/store.js';
+import type { LogCheckpointRef, ReputationPage, Store, UnsignedReceiptRecord } from '../store/store.js';
+import { receiptRecord } from './pipeline.js';
 import type { AllowanceInfo, ClientContext, SignedResult, VerifierService } from './types.js';
 
 export interface AttestorLike {
@@ -40,6 +44,27 @@ export interface VerifierServiceDeps {
    * reputation and score name it, so anyone can recompute them from the log.
    */
   checkpoint?: () => Promise<LogCheckpointRef>;
+}
+
+/** The private key to hand to the store for this draft, or undefined when it must be signed here. */
+function signingKeyOf(unsigned: UnsignedReceipt): KeyObject | undefined {
+  checkDraftKey(unsigned.draft, unsigned.signer);
+  return keyObjectOf(unsigned.signer);
+}
+
+/** The store record of a receipt the store signs: the draft's facts, what is signed and the unsigned text. */
+function unsignedRecord(draft: ReceiptDraft): UnsignedReceiptRecord {
+  return {
+    verificationId: draft.verificationId,
+    agentId: draft.agentId,
+    taskId: draft.taskId,
+    result: draft.result,
+    overallRatio: draft.overallRatio,
+    verifiedAt: draft.verifiedAt,
+    keyVersion: draft.keyVersion,
+    input: draft.input,
+    unsignedText: draft.unsignedText,
+  };
 }
 
 function checkAgentId(agentId: string): void {
@@ -111,15 +136,30 @@ export function createVerifierService(deps: VerifierServiceDeps): VerifierServic
       await store.refundAllowanceUnits(client.clientKey, dayOf(deps.clock()).day, units);
     },
 
-    saveReceipt(record) {
-      // Durable before anyone sees it: a receipt that reached a client is never lost.
-      return store.saveReceipt(record);
+    // Durable before anyone sees it: a receipt that reached a client is never lost. A store that can sign
+    // on its writer thread signs the receipt there as it stores it; Ed25519 is deterministic, so the
+    // bytes are the same wherever the signature is made.
+    async saveReceipt(unsigned: UnsignedReceipt) {
+      const key = store.signAndSaveReceipt ? signingKeyOf(unsigned) : undefined;
+      if (key === undefined) {
+        const receipt = finishReceipt(unsigned.draft, unsigned.signer);
+        await store.saveReceipt(receiptRecord(receipt));
+        return receipt;
+      }
+      return sealReceipt(unsigned.draft, await store.signAndSaveReceipt!(unsignedRecord(unsigned.draft), key));
     },
 
-    async consumeAllowanceAndSave(client: ClientContext, record: ReceiptRecord) {
+    async consumeAllowanceAndSave(client: ClientContext, unsigned: UnsignedReceipt) {
       const now = deps.clock();
-      const state = await store.consumeAllowanceAndSaveReceipt(client.clientKey, dayOf(now).day, deps.freeAllowance, record);
-      return info(state, now);
+      const day = dayOf(now).day;
+      const key = store.consumeAllowanceAndSignAndSaveReceipt ? signingKeyOf(unsigned) : undefined;
+      if (key === undefined) {
+        const receipt = finishReceipt(unsigned.draft, unsigned.signer);
+        const state = await store.consumeAllowanceAndSaveReceipt(client.clientKey, day, deps.freeAllowance, receiptRecord(receipt));
+        return { allowance: info(state, now), receipt: state.allowed ? receipt : null };
+      }
+      const state = await store.consumeAllowanceAndSignAndSaveReceipt!(client.clientKey, day, deps.freeAllowance, unsignedRecord(unsigned.draft), key);
+      return { allowance: info(state, now), receipt: state.signature !== null ? sealReceipt(unsigned.draft, state.signature) : null };
     },
 
     saveReceipts(records) {

@@ -27,7 +27,7 @@ export interface GuardedStore {
 }
 
 /** Methods whose success proves the store commits again. */
-const WRITES = new Set(['saveReceipt', 'saveReceipts', 'consumeAllowanceAndSaveReceipt', 'consumeAllowance', 'takeAllowance', 'refundAllowance', 'refundAllowanceUnits', 'reservePayment', 'recordPaymentEvent']);
+const WRITES = new Set(['saveReceipt', 'saveReceipts', 'consumeAllowanceAndSaveReceipt', 'signAndSaveReceipt', 'consumeAllowanceAndSignAndSaveReceipt', 'consumeAllowance', 'takeAllowance', 'refundAllowance', 'refundAllowanceUnits', 'reservePayment', 'recordPaymentEvent']);
 /** Left alone: lifecycle, the guard's own readiness probe and the sync and wait statistics (reads of memory). */
 const UNGUARDED = new Set(['close', 'health', 'check', 'then', 'walSyncs', 'walRestarts', 'writeWaits']);
 

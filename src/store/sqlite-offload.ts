@@ -8,7 +8,11 @@
  * the disk syncs. Each call still resolves only after its write is committed,
  * so durability and the exact counter are unchanged. Reads and the rarer writes
  * (payments) stay on the main connection; WAL lets both see each other's commits.
+ * The worker also signs the receipts given to it unsigned (signAndSaveReceipt), before
+ * the transaction that stores them: the HTTP thread sends the message anyway, so the
+ * signature leaves that thread without a hand-over of its own.
  */
+import type { KeyObject } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { allowanceState, assertDay, assertLimit, assertUnits, receiptValues } from './common.js';
@@ -16,9 +20,10 @@ import { createSqliteStore } from './sqlite.js';
 import { LOG_APPEND_SOURCE, LOG_PENDING_SQL } from './log-sqlite.js';
 import type { LogAppendBatch, LogPendingReceipt } from './log-store.js';
 import { entryText } from '../log/entry.js';
+import { signedResponseText } from '../receipts/v1/attestation.js';
 import { SQLITE_WRITE_SQL } from './sqlite-sql.js';
 import type { SqliteStore, SqliteStoreOptions } from './sqlite.js';
-import type { AllowanceState, DurationHistogram, ReceiptRecord, StoreWrite, WalSyncStats } from './store.js';
+import type { AllowanceState, DurationHistogram, ReceiptRecord, StoreWrite, UnsignedReceiptRecord, WalSyncStats } from './store.js';
 import { StoreFaultError } from './faults.js';
 
 export type SqliteOffloadStoreOptions = Omit<SqliteStoreOptions, 'groupCommit'> & {
@@ -96,7 +101,26 @@ function createSharedHistogram(bounds: readonly number[]): { data: { bounds: rea
 // sync makes them durable as well; a power cut can at worst forget a few counted free calls, which is harmless.
 // A small batch (a moderate rate: one or two requests per commit) is synced on the writer itself before it
 // answers: fewer thread wake-ups per receipt, which is what a receipt costs most at such a rate (see flush).
-const WORKER_SOURCE = LOG_APPEND_SOURCE + LOG_PENDING_SOURCE + SHARED_HISTOGRAM_SOURCE + `
+// Receipts signed on this thread as they are stored (signAndSaveReceipt): the same signedResponseText as
+// src/receipts/v1/attestation.ts, evaluated from its source, so the stored text is the text the caller builds.
+const SIGN_SOURCE = signedResponseText.toString() + `
+const signingKeys = new Map();
+// Signs a save's receipt before the batch's transaction (the write lock is not held for it), and puts its
+// signed text in the row. The first op for a key carries the key; the ones after it name it by its id.
+function signOp(op) {
+  const s = op.sign;
+  if (s.key) signingKeys.set(s.keyId, s.key);
+  const key = signingKeys.get(s.keyId);
+  if (!key) throw new Error('no signing key ' + s.keyId + ' on the writer');
+  const signature = require('node:crypto').sign(null, Buffer.from(s.input, 'utf8'), key).toString('base64');
+  // Row values in RECEIPT_COLUMNS order: key_version at 7, verified_at (the attestation's time) at 5, receipt at 8.
+  op.args[8] = signedResponseText(s.unsignedText, op.args[7], op.args[5], signature);
+  op.sign = null;
+  op.signature = signature;
+}
+`;
+
+const WORKER_SOURCE = LOG_APPEND_SOURCE + LOG_PENDING_SOURCE + SHARED_HISTOGRAM_SOURCE + SIGN_SOURCE + `
 const { parentPort, workerData } = require('node:worker_threads');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -176,8 +200,11 @@ function run(op) {
   }
   if (op.op === 'refund') { refund.run(op.clientKey, op.day); return null; }
   if (op.op === 'refundUnits') { refundUnits.run(op.units, op.clientKey, op.day); return null; }
-  if (op.op === 'save') { insert.run(...op.args); return null; }
-  if (op.op === 'consumeSave') return consumeSave(op);
+  if (op.op === 'save') { insert.run(...op.args); return op.signature ?? null; }
+  if (op.op === 'consumeSave') {
+    const r = consumeSave(op);
+    return op.signature === undefined ? r : { allowed: r.allowed, used: r.used, signature: op.signature };
+  }
   if (op.op === 'saveMany') { saveMany(op.rows); return null; }
   if (op.op === 'logAppend') return logAppend(op.batch);
   if (op.op === 'logPending') return logPending(op.limit);
@@ -268,6 +295,10 @@ function flush() {
   const reads = [];
   const writes = [];
   for (const op of ops) {
+    if (op.sign) {
+      // A receipt that cannot be signed is not stored: answered with the error, nothing written.
+      try { signOp(op); } catch (e) { reads.push(failed(op.id, e)); continue; }
+    }
     if (op.op !== 'logPending') { writes.push(op); continue; }
     try { reads.push({ id: op.id, ok: true, value: run(op) }); } catch (e) { reads.push(failed(op.id, e)); }
   }
@@ -537,6 +568,31 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
       }
     });
 
+  // A unit taken with its receipt. Committed but not synced: the unit was taken for an answer that will be
+  // an error, so it goes back.
+  const consumeSave = async <T>(op: { op: 'consumeSave'; clientKey: string; day: string } & Record<string, unknown>): Promise<T> => {
+    try {
+      return await call<T>(op);
+    } catch (e) {
+      if ((e as { committed?: boolean }).committed) await call({ op: 'refund', clientKey: op.clientKey, day: op.day }).catch(() => undefined);
+      throw e;
+    }
+  };
+
+  // Each signing key crosses to the writer once, with the first receipt it signs there; later ones name its id.
+  const keyIds = new WeakMap<KeyObject, number>();
+  let nextKeyId = 1;
+  const signedSave = (record: UnsignedReceiptRecord, key: KeyObject) => {
+    let keyId = keyIds.get(key);
+    const first = keyId === undefined;
+    if (keyId === undefined) {
+      keyId = nextKeyId++;
+      keyIds.set(key, keyId);
+    }
+    const { input, unsignedText, ...facts } = record;
+    return { args: receiptValues({ ...facts, receipt: '' }), sign: { keyId, key: first ? key : undefined, input, unsignedText } };
+  };
+
   return {
     ...base,
 
@@ -570,19 +626,31 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
       assertDay(day);
       assertLimit(limit);
       if (limit === 0) return base.peekAllowance(clientKey, day, limit);
-      try {
-        const r = await call<{ allowed: boolean; used: number }>({ op: 'consumeSave', clientKey, day, limit, args: receiptValues(record) });
-        return allowanceState(r.allowed, limit, r.used);
-      } catch (e) {
-        // Committed but not synced: the unit was taken for an answer that will be an error, so it goes back.
-        if ((e as { committed?: boolean }).committed) await call({ op: 'refund', clientKey, day }).catch(() => undefined);
-        throw e;
-      }
+      const r = await consumeSave<{ allowed: boolean; used: number }>({ op: 'consumeSave', clientKey, day, limit, args: receiptValues(record) });
+      return allowanceState(r.allowed, limit, r.used);
     },
 
     async saveReceipt(record: ReceiptRecord): Promise<void> {
       // The writer answers only once the commit is in a file that is still the database (see fileProblem).
       await call({ op: 'save', args: receiptValues(record) });
+    },
+
+    signAndSaveReceipt(record: UnsignedReceiptRecord, key: KeyObject): Promise<string> {
+      return call<string>({ op: 'save', ...signedSave(record, key) });
+    },
+
+    async consumeAllowanceAndSignAndSaveReceipt(
+      clientKey: string,
+      day: string,
+      limit: number,
+      record: UnsignedReceiptRecord,
+      key: KeyObject,
+    ): Promise<AllowanceState & { signature: string | null }> {
+      assertDay(day);
+      assertLimit(limit);
+      if (limit === 0) return { ...(await base.peekAllowance(clientKey, day, limit)), signature: null };
+      const r = await consumeSave<{ allowed: boolean; used: number; signature: string }>({ op: 'consumeSave', clientKey, day, limit, ...signedSave(record, key) });
+      return { ...allowanceState(r.allowed, limit, r.used), signature: r.allowed ? r.signature : null };
     },
 
     async takeAllowance(clientKey: string, day: string, limit: number, units: number): Promise<AllowanceState> {

@@ -5,6 +5,7 @@
  * is sent, per-agent reputation queries, and exactly-once payment reservations.
  */
 
+import type { KeyObject } from 'node:crypto';
 import type { TransparencyLogStore } from './log-store.js';
 
 /** One stored verification: the exact signed receipt text plus indexed columns. */
@@ -19,6 +20,16 @@ export interface ReceiptRecord {
   keyVersion: string;
   /** The full signed response exactly as sent to the client (byte-identical on read). */
   receipt: string;
+}
+
+/**
+ * A receipt to be signed by the store as it stores it (see Store.signAndSaveReceipt): its record
+ * without the text, plus what the signature is over (`input`) and the unsigned response text that the
+ * attestation block is appended to (signedResponseText of src/receipts/v1/attestation.ts).
+ */
+export interface UnsignedReceiptRecord extends Omit<ReceiptRecord, 'receipt'> {
+  input: string;
+  unsignedText: string;
 }
 
 export interface AllowanceState {
@@ -170,6 +181,25 @@ export interface Store extends TransparencyLogStore {
    * One write instead of two for a client known to have units left (see src/service/allowance-hints.ts).
    */
   consumeAllowanceAndSaveReceipt(clientKey: string, day: string, limit: number, record: ReceiptRecord): Promise<AllowanceState>;
+  /**
+   * Optional, for a store whose writes run on a thread of its own (the embedded SQLite store): sign a
+   * receipt there with `key` (Ed25519 over `record.input`) and store its signed text, in the step that
+   * stores it, so the signature costs the HTTP thread nothing. Resolves with the signature (standard
+   * base64) once committed, as saveReceipt. The caller builds the same text from it (sealReceipt).
+   * Stores without it are given receipts signed by the caller.
+   */
+  signAndSaveReceipt?(record: UnsignedReceiptRecord, key: KeyObject): Promise<string>;
+  /**
+   * Optional: consumeAllowanceAndSaveReceipt for a receipt signed as in signAndSaveReceipt. The
+   * signature is returned only with a stored receipt (null when no unit was left: nothing stored).
+   */
+  consumeAllowanceAndSignAndSaveReceipt?(
+    clientKey: string,
+    day: string,
+    limit: number,
+    record: UnsignedReceiptRecord,
+    key: KeyObject,
+  ): Promise<AllowanceState & { signature: string | null }>;
   /**
    * Durably store several receipts in one transaction: all are committed (and queued for the
    * transparency log, as single receipts are) or none is. Resolves only once committed.

@@ -123,12 +123,16 @@ export function attestationBlock(presigned: Pick<Presigned, 'keyVersion' | 'time
 }
 
 /**
- * The JSON text of a signed response from the text of its unsigned part: the attestation
- * block always comes last, so it is appended to the object instead of re-serializing the
- * whole response. Equal to JSON.stringify of the signed object.
+ * The JSON text of a signed `verify` response from the text of its unsigned part and the signature
+ * (standard base64): the attestation block always comes last, so it is appended to the object instead
+ * of re-serializing the whole response. Equal to JSON.stringify of the signed object.
+ * Self-contained (no imports, no outer names): the SQLite writer thread, which signs receipts as it
+ * stores them, evaluates it from its source, so the text stored there and the text the HTTP thread
+ * sends are made by this one function from the same values.
  */
-export function appendAttestation(unsignedText: string, block: AttestationBlock): string {
-  return `${unsignedText.slice(0, -1)},"attestation":${JSON.stringify(block)}}`;
+export function signedResponseText(unsignedText: string, keyVersion: string, timestamp: string, signature: string): string {
+  const block = { algorithm: 'Ed25519', key_version: keyVersion, timestamp, signature };
+  return unsignedText.slice(0, -1) + ',"attestation":' + JSON.stringify(block) + '}';
 }
 
 export function createPresigner(options: PresignerOptions): Presigner {
