@@ -38,6 +38,14 @@ export type SqliteOffloadStoreOptions = Omit<SqliteStoreOptions, 'groupCommit'> 
 /** Upper bounds (seconds) of the WAL sync and WAL restart histograms (walSyncs(), walRestarts()). */
 const WAL_SYNC_BOUNDS = [0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1] as const;
 
+/**
+ * Batches sent to the writer before its answer to the first: with one, each next batch waited for the HTTP
+ * thread to take the writer's answer between two requests of its own (a round trip through a busy event
+ * loop, while every request in it waited for the writer); with a few, the writer goes on to the next batch
+ * as soon as it has committed one. Under load 2, 4 and 64 measured alike, all above 1 (docs/BENCHMARKS.md).
+ */
+const MAX_IN_FLIGHT = 4;
+
 /** See SqliteOffloadStoreOptions.walLimitBytes. */
 const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
 /** How long a RESTART checkpoint may hold the writer back waiting for readers (ms). */
@@ -283,10 +291,13 @@ function fileProblem() {
 const fileFault = (id, reason) => ({ id, ok: false, message: reason, code: 'STORE_FILE' });
 let queue = [];
 let scheduled = false;
+let received = 0;
 function flush() {
   scheduled = false;
   const ops = queue;
   queue = [];
+  const taken = received;
+  received = 0;
   if (ops.length === 0) return;
   let out = [];
   const saved = [];
@@ -338,11 +349,11 @@ function flush() {
     try { fs.fdatasyncSync(openWal()); } catch (e) { err = e; closeWal(); }
     timedSync(started);
     for (const s of saved) out.push(synced(s, err));
-    parentPort.postMessage({ flushed: out });
+    parentPort.postMessage({ flushed: out, batches: taken });
     return;
   }
   // Always answered, even when every outcome waits for a sync: the reply also says "send the next batch".
-  parentPort.postMessage({ flushed: out });
+  parentPort.postMessage({ flushed: out, batches: taken });
   if (saved.length > 0) {
     for (const s of saved) unsynced.push(s);
     startSync();
@@ -357,6 +368,7 @@ parentPort.on('message', (op) => {
     return;
   }
   for (const o of op) queue.push(o);
+  received++;
   if (!scheduled) { scheduled = true; setImmediate(flush); }
 });
 `;
@@ -529,7 +541,7 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
     let outcomes = msg as Outcome[];
     if (!Array.isArray(msg)) {
       outcomes = msg.flushed;
-      inFlight = false;
+      inFlight -= (msg as { batches?: number }).batches ?? 1;
       post();
     }
     for (const o of outcomes) settle(pending, o, waits);
@@ -540,19 +552,20 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
     failAll(new Error('the store writer has stopped'));
   });
 
-  // Operations go to the worker in batches, one batch in flight at a time: what is issued while the worker
-  // commits the previous batch waits for its reply and goes with the next. Each message costs a structured
-  // clone and a cross-thread wake-up (≈15 µs of main-thread time on a busy machine), which per operation
-  // cost more than the writes themselves; the wait adds at most one commit (no disk sync: see above).
+  // Operations go to the worker in batches, at most MAX_IN_FLIGHT batches unanswered: what is issued past that
+  // waits for an answer and goes with the next. Each message costs a structured clone and a cross-thread
+  // wake-up (≈15 µs of main-thread time on a busy machine), which per operation cost more than the writes
+  // themselves. The writer takes every message that arrived before its next commit into that commit and says
+  // how many it took (`batches`).
   let outbox: Array<Record<string, unknown>> = [];
-  let inFlight = false;
+  let inFlight = 0;
   let scheduled = false;
   const post = () => {
     scheduled = false;
-    if (inFlight || outbox.length === 0) return;
+    if (inFlight >= MAX_IN_FLIGHT || outbox.length === 0) return;
     const ops = outbox;
     outbox = [];
-    inFlight = true;
+    inFlight++;
     worker.postMessage(ops);
   };
   const call = <T>(op: Record<string, unknown>): Promise<T> =>
@@ -562,7 +575,7 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
       pending.set(id, { resolve: resolve as (v: unknown) => void, reject, write: WRITE_OF[op.op as string], issued: performance.now() });
       op.id = id;
       outbox.push(op);
-      if (!inFlight && !scheduled) {
+      if (inFlight < MAX_IN_FLIGHT && !scheduled) {
         scheduled = true;
         setImmediate(post);
       }
