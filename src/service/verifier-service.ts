@@ -7,10 +7,10 @@
 import { ApiError, invalidRequest } from '../errors.js';
 import { identifierProblem } from '../core/request.js';
 import type { KeyObject } from 'node:crypto';
-import { checkDraftKey, finishReceipt, sealReceipt, type ReceiptDraft, type UnsignedReceipt } from '../receipts/issue-receipt.js';
+import { checkDraftKey, finishReceipt, sealReceipt, type UnsignedReceipt } from '../receipts/issue-receipt.js';
 import { keyObjectOf } from '../receipts/key-ring.js';
 import { rfc3339Seconds } from '../receipts/time.js';
-import type { LogCheckpointRef, ReputationPage, Store, UnsignedReceiptRecord } from '../store/store.js';
+import type { LogCheckpointRef, ReputationPage, Store } from '../store/store.js';
 import { receiptRecord } from './pipeline.js';
 import type { AllowanceInfo, ClientContext, SignedResult, VerifierService } from './types.js';
 
@@ -50,21 +50,6 @@ export interface VerifierServiceDeps {
 function signingKeyOf(unsigned: UnsignedReceipt): KeyObject | undefined {
   checkDraftKey(unsigned.draft, unsigned.signer);
   return keyObjectOf(unsigned.signer);
-}
-
-/** The store record of a receipt the store signs: the draft's facts, what is signed and the unsigned text. */
-function unsignedRecord(draft: ReceiptDraft): UnsignedReceiptRecord {
-  return {
-    verificationId: draft.verificationId,
-    agentId: draft.agentId,
-    taskId: draft.taskId,
-    result: draft.result,
-    overallRatio: draft.overallRatio,
-    verifiedAt: draft.verifiedAt,
-    keyVersion: draft.keyVersion,
-    input: draft.input,
-    unsignedText: draft.unsignedText,
-  };
 }
 
 function checkAgentId(agentId: string): void {
@@ -146,7 +131,7 @@ export function createVerifierService(deps: VerifierServiceDeps): VerifierServic
         await store.saveReceipt(receiptRecord(receipt));
         return receipt;
       }
-      return sealReceipt(unsigned.draft, await store.signAndSaveReceipt!(unsignedRecord(unsigned.draft), key));
+      return sealReceipt(unsigned.draft, await store.signAndSaveReceipt!(unsigned.draft, key));
     },
 
     async consumeAllowanceAndSave(client: ClientContext, unsigned: UnsignedReceipt) {
@@ -158,7 +143,7 @@ export function createVerifierService(deps: VerifierServiceDeps): VerifierServic
         const state = await store.consumeAllowanceAndSaveReceipt(client.clientKey, day, deps.freeAllowance, receiptRecord(receipt));
         return { allowance: info(state, now), receipt: state.allowed ? receipt : null };
       }
-      const state = await store.consumeAllowanceAndSignAndSaveReceipt!(client.clientKey, day, deps.freeAllowance, unsignedRecord(unsigned.draft), key);
+      const state = await store.consumeAllowanceAndSignAndSaveReceipt!(client.clientKey, day, deps.freeAllowance, unsigned.draft, key);
       return { allowance: info(state, now), receipt: state.signature !== null ? sealReceipt(unsigned.draft, state.signature) : null };
     },
 

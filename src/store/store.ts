@@ -25,7 +25,8 @@ export interface ReceiptRecord {
 /**
  * A receipt to be signed by the store as it stores it (see Store.signAndSaveReceipt): its record
  * without the text, plus what the signature is over (`input`) and the unsigned response text that the
- * attestation block is appended to (signedResponseText of src/receipts/v1/attestation.ts).
+ * attestation block is appended to (signedResponseText of src/receipts/v1/attestation.ts). A receipt
+ * draft (src/receipts/issue-receipt.ts) is one.
  */
 export interface UnsignedReceiptRecord extends Omit<ReceiptRecord, 'receipt'> {
   input: string;
