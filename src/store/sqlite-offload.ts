@@ -114,7 +114,8 @@ function createSharedHistogram(bounds: readonly number[]): { data: { bounds: rea
 const SIGN_SOURCE = signedResponseText.toString() + `
 const signingKeys = new Map();
 // Signs a save's receipt before the batch's transaction (the write lock is not held for it), and puts its
-// signed text in the row. The first op for a key carries the key; the ones after it name it by its id.
+// signed text in the row. The first op for a key carries the key; the ones after it name it by its id. One
+// entry per key object: both key rings keep one per key version across their re-reads, so this stays small.
 function signOp(op) {
   const s = op.sign;
   if (s.key) signingKeys.set(s.keyId, s.key);
