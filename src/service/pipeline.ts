@@ -11,15 +11,16 @@
  * - `admit` asks the admission policy (free allowance; with payments on, the x402
  *   policy of src/payments) whether the request may be answered: `Admitted` or `Refused`.
  *   The free allowance admits a client this process knows to have units left at once, and
- *   takes its unit in `record`, in the transaction that stores its receipt; if none was left
- *   by then, nothing is stored and `complete` refuses it (src/service/allowance-hints.ts).
+ *   takes its unit in `recordUnsigned`, in the transaction that stores its receipt; if none
+ *   was left by then, nothing is stored and the request is refused (src/service/allowance-hints.ts).
  * - `execute` signs the prepared response (the run step), then the admission's
  *   `record` (store the receipt; a paid admission may store it pending), then its
  *   `complete` (settle and publish, or void). A free admission records a verification
  *   unsigned instead (`recordUnsigned`): the store signs it as it stores it where it
  *   can (the embedded store's writer thread), so the signature costs the HTTP thread
- *   nothing; the bytes are the same either way (Ed25519 is deterministic). Any failure before `complete` calls
- *   `release` (allowance refunded, reservation freed): errors are never charged.
+ *   nothing; the bytes are the same either way (Ed25519 is deterministic). Any
+ *   failure before `complete` calls `release` (allowance refunded, reservation
+ *   freed): errors are never charged.
  *
  * Adapters translate transport details only (headers, `_meta`, status codes);
  * they never decide whether a request is valid or who pays for it.
