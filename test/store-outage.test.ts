@@ -6,7 +6,7 @@
  * case /health is 503 naming the database and requests get 503 `unavailable`.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -170,6 +170,36 @@ describe('store faults', () => {
       expect(res.status).toBe(503);
       expect(expectErrorShape((await res.json()) as Record<string, unknown>, 'unavailable', 503)).toBeNull();
     }
+  });
+
+  it.runIf(process.platform === 'linux')('SQLite WAL sync failing: 503 `unavailable`, the free unit goes back, nothing acknowledged; recovery after', async () => {
+    const tmp = tempDir();
+    cleanups.push(tmp.cleanup);
+    const app = await startApp(tmp.dir, { FREE_ALLOWANCE_PER_DAY: '10' });
+    cleanups.push(() => app.close());
+    const first = await postJson(app.base, '/verify/schema', body(1));
+    expect(first.status).toBe(200);
+    expect(first.headers.get('free-allowance-remaining')).toBe('9');
+
+    // The WAL's path names /dev/null while SQLite keeps writing the WAL it has open: the writer's next
+    // fdatasync of that path fails (EINVAL), a real error from the kernel.
+    const wal = path.join(tmp.dir, 'verifier.db-wal');
+    renameSync(wal, `${wal}.aside`);
+    symlinkSync('/dev/null', wal);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const res = await postJson(app.base, '/verify/schema', body(10 + i));
+        expect(res.status).toBe(503);
+        expect(expectErrorShape((await res.json()) as Record<string, unknown>, 'unavailable', 503)).toBeNull();
+      }
+    } finally {
+      unlinkSync(wal);
+      renameSync(`${wal}.aside`, wal);
+    }
+    // Every unit taken for the failed calls went back: the next call is the second counted.
+    const after = await postJson(app.base, '/verify/schema', body(2));
+    expect(after.status).toBe(200);
+    expect(after.headers.get('free-allowance-remaining')).toBe('8');
   });
 
   it('disk full (small tmpfs): 503 naming the database, and recovery once space is back', async (ctx) => {

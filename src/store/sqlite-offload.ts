@@ -470,8 +470,10 @@ function settle(calls: Map<number, Settle>, o: Outcome, waits?: Record<StoreWrit
   if (waits && p.write !== undefined && p.issued !== undefined) observe(waits[p.write], (performance.now() - p.issued) / 1000);
   if (o.ok) p.resolve(o.value);
   else if (o.code === 'STORE_FILE') p.reject(new StoreFaultError(o.message));
-  // committed: the write's commit went through but its sync did not (see synced in the writer).
-  else p.reject(Object.assign(new Error(o.message), o.code ? { code: o.code } : {}, o.committed ? { committed: true } : {}));
+  // committed: the write's commit went through but its WAL sync did not (see synced in the writer). It is
+  // not durable, so it is a store fault (a 503, never an acknowledgement), whatever errno the sync gave.
+  else if (o.committed) p.reject(Object.assign(new StoreFaultError('disk sync failed'), { committed: true, cause: o.message }, o.code ? { code: o.code } : {}));
+  else p.reject(Object.assign(new Error(o.message), o.code ? { code: o.code } : {}));
 }
 
 export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): SqliteStore {
