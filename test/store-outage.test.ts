@@ -190,7 +190,9 @@ describe('store faults', () => {
       for (let i = 0; i < 3; i++) {
         const res = await postJson(app.base, '/verify/schema', body(10 + i));
         expect(res.status).toBe(503);
-        expect(expectErrorShape((await res.json()) as Record<string, unknown>, 'unavailable', 503)).toBeNull();
+        const b = (await res.json()) as Record<string, unknown>;
+        expect(expectErrorShape(b, 'unavailable', 503)).toBeNull();
+        expect(b.message).toBe('The database is unavailable (disk sync failed); nothing was acknowledged or charged. Try again shortly.');
       }
     } finally {
       unlinkSync(wal);

@@ -68,10 +68,15 @@ export function storeFaultReason(err: unknown): string | null {
   return null;
 }
 
-/** The coded 503 a caller gets during a store fault (nothing was stored or charged). */
+/** The reason of a write committed whose WAL sync failed: in the database, but not known to be on disk. */
+export const DISK_SYNC_FAILED = 'disk sync failed';
+
+/** The coded 503 a caller gets during a store fault (nothing was acknowledged or charged). */
 export function storeUnavailableError(reason: string): ApiError {
+  // After a failed sync the write is in the database, so "nothing was stored" would not be true.
+  const outcome = reason === DISK_SYNC_FAILED ? 'nothing was acknowledged or charged' : 'nothing was stored or charged';
   return new ApiError('unavailable', {
-    message: `The database is unavailable (${reason}); nothing was stored or charged. Try again shortly.`,
+    message: `The database is unavailable (${reason}); ${outcome}. Try again shortly.`,
     retryAfter: STORE_RETRY_AFTER_SECONDS,
   });
 }

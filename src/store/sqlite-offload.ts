@@ -24,7 +24,7 @@ import { signedResponseText } from '../receipts/v1/attestation.js';
 import { SQLITE_WRITE_SQL } from './sqlite-sql.js';
 import type { SqliteStore, SqliteStoreOptions } from './sqlite.js';
 import type { AllowanceState, DurationHistogram, ReceiptRecord, StoreWrite, UnsignedReceiptRecord, WalSyncStats } from './store.js';
-import { StoreFaultError } from './faults.js';
+import { DISK_SYNC_FAILED, StoreFaultError } from './faults.js';
 
 export type SqliteOffloadStoreOptions = Omit<SqliteStoreOptions, 'groupCommit'> & {
   /**
@@ -472,7 +472,7 @@ function settle(calls: Map<number, Settle>, o: Outcome, waits?: Record<StoreWrit
   else if (o.code === 'STORE_FILE') p.reject(new StoreFaultError(o.message));
   // committed: the write's commit went through but its WAL sync did not (see synced in the writer). It is
   // not durable, so it is a store fault (a 503, never an acknowledgement), whatever errno the sync gave.
-  else if (o.committed) p.reject(Object.assign(new StoreFaultError('disk sync failed'), { committed: true, cause: o.message }, o.code ? { code: o.code } : {}));
+  else if (o.committed) p.reject(Object.assign(new StoreFaultError(DISK_SYNC_FAILED), { committed: true, cause: o.message }, o.code ? { code: o.code } : {}));
   else p.reject(Object.assign(new Error(o.message), o.code ? { code: o.code } : {}));
 }
 
