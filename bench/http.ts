@@ -81,7 +81,27 @@ function processCpuSeconds(pid: number | undefined, mainThread = false): number 
   return c === null ? null : c.user + c.system;
 }
 
-type CpuRun = Run & { cpuMsPerReq: number | null; mainThreadMsPerReq: number | null; kernelShare: number | null; mainThreadBusy: number | null };
+/** Nanoseconds the main thread of `pid` has spent ready to run but waiting for a CPU (`/proc/<pid>/task/<pid>/schedstat`), or null. */
+function mainThreadReadyNs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const waited = Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[1]);
+    return Number.isFinite(waited) ? waited : null;
+  } catch {
+    return null;
+  }
+}
+
+type CpuRun = Run & {
+  cpuMsPerReq: number | null;
+  mainThreadMsPerReq: number | null;
+  kernelShare: number | null;
+  mainThreadBusy: number | null;
+  /** Share of the run the main thread was ready but waiting for a CPU (other threads held both). */
+  mainThreadReady: number | null;
+  /** Cores this driver (the load generator) used during the run. */
+  loadGeneratorCores: number;
+};
 
 /**
  * Runs a load and adds the CPU time `pid` spent on it per answered request (ms), whole process and main thread, and the
@@ -93,9 +113,13 @@ type CpuRun = Run & { cpuMsPerReq: number | null; mainThreadMsPerReq: number | n
 async function withCpu(pid: number | undefined, fn: () => Promise<Run>): Promise<CpuRun> {
   const before = processCpu(pid);
   const mainBefore = processCpuSeconds(pid, true);
+  const readyBefore = mainThreadReadyNs(pid);
+  const driverBefore = process.cpuUsage();
   const started = performance.now();
   const r = await fn();
   const wallSeconds = (performance.now() - started) / 1000;
+  const driver = process.cpuUsage(driverBefore);
+  const readyAfter = mainThreadReadyNs(pid);
   const after = processCpu(pid);
   const mainAfter = processCpuSeconds(pid, true);
   // Three decimals: a request costs 0.05-0.3 ms, and the clock ticks of /proc are 10 ms over thousands of requests.
@@ -104,7 +128,9 @@ async function withCpu(pid: number | undefined, fn: () => Promise<Run>): Promise
   const spent = before !== null && after !== null ? after.user + after.system - (before.user + before.system) : 0;
   const kernelShare = before !== null && after !== null && spent > 0 ? Math.round(((after.system - before.system) / spent) * 100) / 100 : null;
   const mainThreadBusy = mainBefore !== null && mainAfter !== null && wallSeconds > 0 ? Math.round(((mainAfter - mainBefore) / wallSeconds) * 100) / 100 : null;
-  return { ...r, cpuMsPerReq: perReq(total(before), total(after)), mainThreadMsPerReq: perReq(mainBefore, mainAfter), kernelShare, mainThreadBusy };
+  const mainThreadReady = readyBefore !== null && readyAfter !== null && wallSeconds > 0 ? Math.round(((readyAfter - readyBefore) / 1e9 / wallSeconds) * 100) / 100 : null;
+  const loadGeneratorCores = wallSeconds > 0 ? Math.round(((driver.user + driver.system) / 1e6 / wallSeconds) * 100) / 100 : 0;
+  return { ...r, cpuMsPerReq: perReq(total(before), total(after)), mainThreadMsPerReq: perReq(mainBefore, mainAfter), kernelShare, mainThreadBusy, mainThreadReady, loadGeneratorCores };
 }
 
 /** CPU seconds of every process named `postgres` on this machine (server, backends, WAL writer, checkpointer). */
@@ -634,7 +660,7 @@ async function main(): Promise<void> {
       process.stdout.write(
         `throughput run ${i + 1}: bare ${b.reqPerSec}, signed ${sg.reqPerSec}, ours ${o.reqPerSec}` +
           (p ? `, ours on PostgreSQL ${p.result.reqPerSec} (PostgreSQL server ${describePg(p.usage).cores} cores)` : '') +
-          ` req/s; CPU ms/req ours ${o.cpuMsPerReq ?? 'n/a'} (kernel share ${o.kernelShare ?? 'n/a'}), signed ${sg.cpuMsPerReq ?? 'n/a'} (kernel share ${sg.kernelShare ?? 'n/a'}); HTTP thread busy ours ${o.mainThreadBusy ?? 'n/a'}, signed ${sg.mainThreadBusy ?? 'n/a'}\n`,
+          ` req/s; CPU ms/req ours ${o.cpuMsPerReq ?? 'n/a'} (kernel share ${o.kernelShare ?? 'n/a'}), signed ${sg.cpuMsPerReq ?? 'n/a'} (kernel share ${sg.kernelShare ?? 'n/a'}); HTTP thread busy ours ${o.mainThreadBusy ?? 'n/a'} (ready for a CPU ${o.mainThreadReady ?? 'n/a'}), signed ${sg.mainThreadBusy ?? 'n/a'} (ready ${sg.mainThreadReady ?? 'n/a'}); load generator ${o.loadGeneratorCores} / ${sg.loadGeneratorCores} cores\n`,
       );
     }
     const rssLoad = peakRssMiB(ours.pid as number);
@@ -800,6 +826,9 @@ bare baseline ${bareRss ?? 'n/a'} MiB. Errors in the throughput runs: ${errorsTh
   the signed baseline ${cpuMedian(through.map((t) => t.signed.cpuMsPerReq))} ms (one thread). Kernel share of that CPU time, median: ours ${shareMedian(through.map((t) => t.ours.kernelShare))},
   the signed baseline ${shareMedian(through.map((t) => t.signed.kernelShare))}. Share of the run its HTTP thread was on a CPU, median: ours
   ${shareMedian(through.map((t) => t.ours.mainThreadBusy))}, the signed baseline ${shareMedian(through.map((t) => t.signed.mainThreadBusy))} (below 1: it waited for something else).
+  Of the rest, the share it was ready but waiting for a CPU (\`/proc/<pid>/task/<pid>/schedstat\`): ours ${shareMedian(through.map((t) => t.ours.mainThreadReady))},
+  the signed baseline ${shareMedian(through.map((t) => t.signed.mainThreadReady))}; the remainder it had no work. The load generator (this process) used
+  ${shareMedian(through.map((t) => t.ours.loadGeneratorCores))} cores beside ours and ${shareMedian(through.map((t) => t.signed.loadGeneratorCores))} beside the signed baseline.
 - p99 at ${rate} req/s: ${fixed.map((f) => f.p99).join(', ')} ms (bar < 10 ms in all ${runs} runs, at the full rate, no errors: ${met(barP99)});
   the signed baseline under the same load: ${fixedSigned.map((f) => f.p99).join(', ')} ms.
 - peak RSS ${rss ?? 'n/a'} MiB (bar ≤ 160 MiB: ${met(barRss)}).
