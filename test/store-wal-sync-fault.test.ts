@@ -72,7 +72,7 @@ describe.skipIf(!linux)('SQLite writer: a WAL sync that fails', () => {
     const store = createSqliteOffloadStore({ file });
     try {
       await store.saveReceipt(receipt('agent-b', at, 'pass'));
-      // Several at once: a batch larger than the writer syncs on its own thread goes to the thread pool.
+      // Several at once, in one or a few batches: every receipt of a batch whose sync failed gets that failure.
       const outcomes = await withFailingWalSync(file, () =>
         Promise.allSettled(Array.from({ length: 12 }, () => store.saveReceipt(receipt('agent-b', at, 'fail')))),
       );

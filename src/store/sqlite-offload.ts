@@ -99,16 +99,13 @@ function createSharedHistogram(bounds: readonly number[]): { data: { bounds: rea
 // Plain CommonJS evaluated in the worker: no loader or build step involved, works from src/ and dist/ alike.
 // Its statements are the ones src/store/sqlite.ts prepares (src/store/sqlite-sql.ts), handed over in workerData.
 //
-// Durability without stalling the writer: with FULL the connection still runs at synchronous=NORMAL (a commit
-// writes its WAL frames but does not sync them) and the worker syncs the WAL file itself, on libuv's thread
-// pool, after the commit. A receipt's caller is answered only once a sync that started after its commit has
-// finished, so "answered ⇒ on disk" holds exactly as with FULL, while the writer keeps committing (allowance
-// decisions, the next receipts) during the sync, and one sync covers every commit made before it started.
-// Allowance and refund writes are answered right after their commit, without waiting for a sync: they are just
-// as atomic and exact (single statements under the write lock, across processes too), and the next receipt's
-// sync makes them durable as well; a power cut can at worst forget a few counted free calls, which is harmless.
-// A small batch (a moderate rate: one or two requests per commit) is synced on the writer itself before it
-// answers: fewer thread wake-ups per receipt, which is what a receipt costs most at such a rate (see flush).
+// Durability: with FULL the connection still runs at synchronous=NORMAL (a commit writes its WAL frames but does
+// not sync them) and the worker syncs the WAL file itself after the batch's commit, before it answers, so
+// "answered ⇒ on disk" holds exactly as with FULL, and one sync covers the whole batch. Only writes that must
+// be durable wait for it (receipts, log appends); in a batch without them, allowance and refund writes are
+// answered right after their commit: they are just as atomic and exact (single statements under the write
+// lock, across processes too), and the next receipt's sync makes them durable as well; a power cut can at
+// worst forget a few counted free calls, which is harmless.
 // Receipts signed on this thread as they are stored (signAndSaveReceipt): the same signedResponseText as
 // src/receipts/v1/attestation.ts, evaluated from its source, so the stored text is the text the caller builds.
 const SIGN_SOURCE = signedResponseText.toString() + `
@@ -171,8 +168,6 @@ const walSyncs = sharedHistogram(workerData.walSyncs);
 function timedSync(started) {
   observeShared(walSyncs, performance.now() - started);
 }
-// Batches of at most this many operations are synced on this thread (see flush).
-const INLINE_SYNC_MAX_OPS = 4;
 let dirSynced = false;
 // The same SQL text the main connection prepares (src/store/sqlite-sql.ts), passed in workerData.
 const consume = db.prepare(workerData.sql.consume);
@@ -222,18 +217,7 @@ function run(op) {
 const failed = (id, e) => ({ id, ok: false, message: String(e && e.message || e), code: e && e.code });
 // The answer of a committed write once its sync is done (err: the sync failed; the write is committed, not durable).
 const synced = (s, err) => (err ? { ...failed(s.id, err), committed: true } : { id: s.id, ok: true, value: s.value });
-// Committed receipts waiting for a WAL sync that starts after their commit.
-let unsynced = [];
-let syncing = false;
-let onIdle = null;
-function syncFile(file, done) {
-  fs.open(file, 'r', (e, fd) => {
-    if (e) return done(e);
-    fs.fdatasync(fd, (e2) => fs.close(fd, () => done(e2)));
-  });
-}
-// The WAL stays open between syncs: opening and closing it around each one took two more trips through
-// libuv's thread pool per sync, each waking a pool thread and then this one. SQLite keeps the WAL file
+// The WAL stays open between syncs: no open and close around each one. SQLite keeps the WAL file
 // (same inode) while any connection is open, as this one is; a stat of the path per sync still makes
 // sure the descriptor is the file SQLite writes now, and a different or missing file is opened anew.
 let walFd = null;
@@ -254,28 +238,22 @@ function openWal() {
   walFd = fd;
   return fd;
 }
-function syncWalFile(done) {
-  let fd;
-  try { fd = openWal(); } catch (e) { return done(e); }
+/**
+ * Syncs the WAL (and, the first time, its directory entry, as SQLite does for a new WAL) on this thread;
+ * the error of the WAL's sync, or null.
+ */
+function syncWalNow() {
   const started = performance.now();
-  fs.fdatasync(fd, (e) => { timedSync(started); if (e) closeWal(); done(e); });
-}
-function startSync() {
-  if (syncing) return;
-  if (unsynced.length === 0) { if (onIdle) onIdle(); return; }
-  syncing = true;
-  const batch = unsynced;
-  unsynced = [];
-  syncWalFile((e) => {
-    const finish = (err) => {
-      syncing = false;
-      parentPort.postMessage(batch.map((s) => synced(s, err)));
-      startSync();
-    };
-    if (e || dirSynced) return finish(e);
-    // The first sync also makes the WAL file's directory entry durable, as SQLite does for a new WAL.
-    syncFile(path.dirname(walFile), (e3) => { dirSynced = !e3; finish(null); });
-  });
+  let err = null;
+  try { fs.fdatasyncSync(openWal()); } catch (e) { err = e; closeWal(); }
+  timedSync(started);
+  if (err === null && !dirSynced) {
+    try {
+      const dirFd = fs.openSync(path.dirname(walFile), 'r');
+      try { fs.fsyncSync(dirFd); dirSynced = true; } finally { fs.closeSync(dirFd); }
+    } catch { /* tried again at the next sync */ }
+  }
+  return err;
 }
 // The database file must still be the one this store opened: a removed or replaced file would take
 // commits that no restart ever sees. Checked here, after each batch's commit (a stat per batch on this
@@ -340,32 +318,26 @@ function flush() {
     out = ops.map((op) => fileFault(op.id, after));
     saved.length = 0;
   }
-  // A small batch with nothing else syncing is synced here, before answering, in one message: at a
-  // moderate rate every receipt is its own batch, and handing its sync to libuv's thread pool and back
-  // cost two more thread wake-ups and a message, more CPU than the sync itself on a VM. A large batch
-  // (the writer fell behind: load) still syncs on the pool, so the next commits need not wait for it.
-  if (saved.length > 0 && writes.length <= INLINE_SYNC_MAX_OPS && dirSynced && !syncing && unsynced.length === 0) {
-    let err = null;
-    const started = performance.now();
-    try { fs.fdatasyncSync(openWal()); } catch (e) { err = e; closeWal(); }
-    timedSync(started);
-    for (const s of saved) out.push(synced(s, err));
-    parentPort.postMessage({ flushed: out, batches: taken });
-    return;
-  }
-  // Always answered, even when every outcome waits for a sync: the reply also says "send the next batch".
-  parentPort.postMessage({ flushed: out, batches: taken });
+  // The batch's WAL sync is made here, on the writer, before it answers: the answer of every write in it and
+  // "send the next batch" go in one message. Handing large batches' syncs to libuv's thread pool, so that the
+  // next commits need not wait for them, cost more than it saved: two more thread wake-ups and a second message
+  // to the HTTP thread per batch. Without them: median 1.13x the throughput at saturation, 9% less CPU per
+  // request (docs/BENCHMARKS.md).
+  // Meanwhile the next messages queue up and make the next batch.
   if (saved.length > 0) {
-    for (const s of saved) unsynced.push(s);
-    startSync();
+    const err = syncWalNow();
+    for (const s of saved) out.push(synced(s, err));
   }
+  parentPort.postMessage({ flushed: out, batches: taken });
 }
 parentPort.on('message', (op) => {
   if (op.op === 'close') {
+    // What is queued is committed, synced and answered first; then the connection closes.
     flush();
-    // Receipts already committed are answered once their sync is done, then the connection closes.
-    onIdle = () => { onIdle = null; closeWal(); db.close(); parentPort.postMessage('closed'); parentPort.close(); };
-    if (!syncing && unsynced.length === 0) onIdle(); else startSync();
+    closeWal();
+    db.close();
+    parentPort.postMessage('closed');
+    parentPort.close();
     return;
   }
   for (const o of op) queue.push(o);
@@ -536,18 +508,14 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
     for (const p of pending.values()) p.reject(err);
     pending.clear();
   };
-  worker.on('message', (msg: Outcome[] | { flushed: Outcome[] } | 'closed') => {
+  worker.on('message', (msg: { flushed: Outcome[]; batches: number } | 'closed') => {
     if (msg === 'closed') {
       closedSignal?.();
       return;
     }
-    let outcomes = msg as Outcome[];
-    if (!Array.isArray(msg)) {
-      outcomes = msg.flushed;
-      inFlight -= (msg as { batches?: number }).batches ?? 1;
-      post();
-    }
-    for (const o of outcomes) settle(pending, o, waits);
+    inFlight -= msg.batches;
+    post();
+    for (const o of msg.flushed) settle(pending, o, waits);
   });
   worker.on('error', (e) => failAll(e instanceof Error ? e : new Error(String(e))));
   worker.on('exit', () => {
