@@ -41,8 +41,9 @@ const WAL_SYNC_BOUNDS = [0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05,
 /**
  * Batches sent to the writer before its answer to the first: with one, each next batch waited for the HTTP
  * thread to take the writer's answer between two requests of its own (a round trip through a busy event
- * loop, while every request in it waited for the writer); with a few, the writer goes on to the next batch
- * as soon as it has committed one. Under load 2, 4 and 64 measured alike, all above 1 (docs/BENCHMARKS.md).
+ * loop, while every request in it waited for the writer); with a few, the next batch is already on the writer
+ * when it has committed, synced and answered one. With the sync on the writer, 4 measured above 2 and 1
+ * (docs/BENCHMARKS.md).
  */
 const MAX_IN_FLIGHT = 4;
 
