@@ -117,6 +117,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       listCap: config.listCap,
       checkpoint: () => transparencyLog.checkpointNow(),
     });
+    // A store that signs on its own thread derives each signing input there, from the receipt's text.
+    const signingInput = typeof store.signAndSaveReceipt !== 'function';
     const workerVerifier = { schemaCacheSize: config.schemaCacheSize, schemaCacheBytes: config.schemaCacheBytes, listCap: config.listCap, workLimits: config.workLimits };
     const fast = config.verifyFastPath;
     const pool =
@@ -132,6 +134,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
               serviceName: config.serviceName,
               baseUrl: config.publicBaseUrl,
               verifierVersion: version,
+              signingInput,
             },
             // The workers' own verifier settings, so a verdict is the same whichever thread drafts it.
             fastPath:
@@ -145,11 +148,12 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
                     maxSteps: fast.maxSteps,
                     maxCompiledSize: fast.maxCompiledSize,
                     cacheBytes: fast.cacheBytes,
+                    signingInput,
                   })
                 : undefined,
           })
         : null;
-    const runner: VerificationRunner = pool ?? createInlineRunner({ verifier, attestor, verifierVersion: version, maxDepth: config.maxJsonDepth });
+    const runner: VerificationRunner = pool ?? createInlineRunner({ verifier, attestor, verifierVersion: version, maxDepth: config.maxJsonDepth, signingInput });
 
     const paymentLog = log;
     // Imported only when payments are on: the x402 client stack is slow to load and large in memory.

@@ -15,7 +15,7 @@ import type { ParsedRequest } from '../core/types.js';
 import { computeHashes } from './hashes.js';
 import { rfc3339Seconds } from './time.js';
 import type { SigningKey } from './key-ring.js';
-import { attestationBlock, signedResponseText, type Attestor, type Presigned, type Presigner, type SignedResponse } from './v1/attestation.js';
+import { ATTESTATION_CONTEXTS, attestationBlock, signedResponseText, signingInputOfText, type Attestor, type Presigned, type Presigner, type SignedResponse } from './v1/attestation.js';
 
 export interface ReceiptIssuerOptions {
   verifier: Pick<Verifier, 'evaluate'>;
@@ -48,8 +48,12 @@ export interface IssuedReceipt extends ReceiptFacts {
 
 /** A receipt with everything but its signature: plain data, so it can cross a thread boundary. */
 export interface ReceiptDraft extends ReceiptFacts {
-  /** The exact text to sign. */
-  input: string;
+  /**
+   * The exact text to sign, or absent when drafted with `input: false` for a store that signs: the
+   * SQLite writer derives it from `unsignedText` (draftInput), so only one text crosses to it and
+   * the HTTP thread makes no canonical form.
+   */
+  input?: string;
   /** JSON text of the response without its attestation block. */
   unsignedText: string;
 }
@@ -64,6 +68,8 @@ export interface DraftOptions {
   verifier: Pick<Verifier, 'evaluate'>;
   presigner: Presigner;
   verifierVersion: string;
+  /** false: leave the signing input to whoever signs (see ReceiptDraft.input); default true. */
+  input?: boolean;
 }
 
 /** Verify and build the response for this stamp and key version, ready to be signed. */
@@ -94,7 +100,7 @@ function presignReceipt(
     verifier_version: options.verifierVersion,
   };
   const unsigned = buildResponse(verdict, meta, parsed.request.detail);
-  const presigned = options.presigner.presign(unsigned, { context: 'verify', timestamp: stamp.verifiedAt, keyVersion });
+  const presigned = options.presigner.presign(unsigned, { context: 'verify', timestamp: stamp.verifiedAt, keyVersion, input: options.input ?? true });
   const facts: ReceiptFacts = {
     verificationId: stamp.verificationId,
     result: verdict.result,
@@ -122,13 +128,18 @@ function toDraft({ presigned, facts }: { presigned: Presigned<VerificationRespon
   };
 }
 
+/** The exact text a draft's signature is over: its own, or derived from its unsigned text (the same bytes). */
+export function draftInput(draft: ReceiptDraft): string {
+  return draft.input ?? signingInputOfText(draft.unsignedText, ATTESTATION_CONTEXTS.verify, draft.keyVersion, draft.verifiedAt);
+}
+
 /**
  * Sign a draft with the key it was drafted for. The response object is parsed from the
  * text only when someone reads it (the MCP adapter does; REST sends the text).
  */
 export function finishReceipt(draft: ReceiptDraft, signer: SigningKey): IssuedReceipt {
   checkDraftKey(draft, signer);
-  return sealReceipt(draft, signer.sign(Buffer.from(draft.input, 'utf8')).toString('base64'));
+  return sealReceipt(draft, signer.sign(Buffer.from(draftInput(draft), 'utf8')).toString('base64'));
 }
 
 /** A draft is signed only by the key it was drafted for (its signing input names that key). */
@@ -138,7 +149,7 @@ export function checkDraftKey(draft: ReceiptDraft, signer: SigningKey): void {
 
 /**
  * The receipt of a draft signed elsewhere (the SQLite writer thread signs the receipts it stores):
- * `signature` is the standard base64 Ed25519 signature of `draft.input` with the draft's key. The text
+ * `signature` is the standard base64 Ed25519 signature of draftInput(draft) with the draft's key. The text
  * is made by the same signedResponseText that made the stored one, so both are the same bytes.
  */
 export function sealReceipt(draft: ReceiptDraft, signature: string): IssuedReceipt {
@@ -195,7 +206,7 @@ export function createReceiptIssuer(options: ReceiptIssuerOptions): ReceiptIssue
       const verificationId = stamp?.verificationId ?? newId();
       const signer = attestor.signer(verifiedAt);
       const { presigned, facts } = presignReceipt(parsed, { verificationId, verifiedAt }, signer.keyVersion, { verifier, presigner: attestor, verifierVersion });
-      const signature = signer.sign(Buffer.from(presigned.input, 'utf8')).toString('base64');
+      const signature = signer.sign(Buffer.from(presigned.input as string, 'utf8')).toString('base64');
       const signed: Record<string, unknown> = presigned.unsigned;
       signed.attestation = attestationBlock(presigned, signature);
       const response = signed as SignedResponse<VerificationResponse>;

@@ -65,6 +65,11 @@ export interface FastPathOptions {
   compileUnitsPerSecond?: number;
   /** Milliseconds, monotonic (tests). */
   now?: () => number;
+  /**
+   * Whether drafts carry their signing input. false for a store that signs receipts on its own thread
+   * (Store.signAndSaveReceipt): it derives the input from the draft's text there. Default true.
+   */
+  signingInput?: boolean;
 }
 
 export type FallbackReason = 'schema' | 'budget' | 'other';
@@ -190,7 +195,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
   const budgeted: Pick<Verifier, 'evaluate'> = {
     evaluate: (parsed, opts) => verifier.evaluate(parsed, { schemaKey: opts?.schemaKey, maxSteps: options.maxSteps }),
   };
-  const draftOptions = { verifier: budgeted, presigner: options.presigner, verifierVersion: options.verifierVersion };
+  const draftOptions = { verifier: budgeted, presigner: options.presigner, verifierVersion: options.verifierVersion, input: options.signingInput ?? true };
 
   // Keys the pool reported as cheap once: the second report compiles (a schema used once never costs a compile here).
   const sightings = new Set<string>();

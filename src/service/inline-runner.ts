@@ -22,6 +22,11 @@ export interface InlineRunnerOptions {
   verifierVersion: string;
   /** Maximum nesting depth of a request (docs/protocol.md#strict-json, default 64). */
   maxDepth: number;
+  /**
+   * Whether drafts carry their signing input. false for a store that signs receipts on its own thread
+   * (Store.signAndSaveReceipt): it derives the input from the draft's text there. Default true.
+   */
+  signingInput?: boolean;
 }
 
 /**
@@ -88,7 +93,12 @@ export function createInlineRunner(options: InlineRunnerOptions): VerificationRu
       let draft: ReceiptDraft;
       try {
         const parsed = parseVerificationRequest(source, { maxDepth: options.maxDepth });
-        draft = draftReceipt(parsed, text, signer.keyVersion, { verifier: options.verifier, presigner: options.attestor, verifierVersion: options.verifierVersion });
+        draft = draftReceipt(parsed, text, signer.keyVersion, {
+          verifier: options.verifier,
+          presigner: options.attestor,
+          verifierVersion: options.verifierVersion,
+          input: options.signingInput ?? true,
+        });
       } catch (e) {
         throw abortedByMemory(e);
       }

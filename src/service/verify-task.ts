@@ -15,6 +15,11 @@ export interface VerifyWorkerData {
   serviceName: string;
   baseUrl: string;
   verifierVersion: string;
+  /**
+   * Whether drafts carry their signing input. false for a store that signs receipts on its own thread
+   * (Store.signAndSaveReceipt): it derives the input from the draft's text there. Default true.
+   */
+  signingInput?: boolean;
   /** The task slots (createTaskSlots) the pool's watchdog reads. */
   slots: SharedArrayBuffer;
 }

@@ -20,7 +20,7 @@ import { createSqliteStore } from './sqlite.js';
 import { LOG_APPEND_SOURCE, LOG_PENDING_SQL } from './log-sqlite.js';
 import type { LogAppendBatch, LogPendingReceipt } from './log-store.js';
 import { entryText } from '../log/entry.js';
-import { signedResponseText } from '../receipts/v1/attestation.js';
+import { ATTESTATION_CONTEXTS, signedResponseText, signingInputOfText } from '../receipts/v1/attestation.js';
 import { SQLITE_WRITE_SQL } from './sqlite-sql.js';
 import type { SqliteStore, SqliteStoreOptions } from './sqlite.js';
 import type { AllowanceState, DurationHistogram, ReceiptRecord, StoreWrite, UnsignedReceiptRecord, WalSyncStats } from './store.js';
@@ -107,9 +107,12 @@ function createSharedHistogram(bounds: readonly number[]): { data: { bounds: rea
 // answered right after their commit: they are just as atomic and exact (single statements under the write
 // lock, across processes too), and the next receipt's sync makes them durable as well; a power cut can at
 // worst forget a few counted free calls, which is harmless.
-// Receipts signed on this thread as they are stored (signAndSaveReceipt): the same signedResponseText as
-// src/receipts/v1/attestation.ts, evaluated from its source, so the stored text is the text the caller builds.
-const SIGN_SOURCE = signedResponseText.toString() + `
+// Receipts signed on this thread as they are stored (signAndSaveReceipt): the same signingInputOfText and
+// signedResponseText as src/receipts/v1/attestation.ts, evaluated from their source, so the signature is over
+// the bytes any signer derives and the stored text is the text the caller builds. Only the unsigned text
+// crosses to this thread: its canonical form is made here, not on the HTTP thread, and one text is cloned, not two.
+const SIGN_SOURCE = signedResponseText.toString() + signingInputOfText.toString() + `
+const VERIFY_CONTEXT = ${JSON.stringify(ATTESTATION_CONTEXTS.verify)};
 const signingKeys = new Map();
 // Signs a save's receipt before the batch's transaction (the write lock is not held for it), and puts its
 // signed text in the row. The first op for a key carries the key; the ones after it name it by its id. One
@@ -119,8 +122,9 @@ function signOp(op) {
   if (s.key) signingKeys.set(s.keyId, s.key);
   const key = signingKeys.get(s.keyId);
   if (!key) throw new Error('no signing key ' + s.keyId + ' on the writer');
-  const signature = require('node:crypto').sign(null, Buffer.from(s.input, 'utf8'), key).toString('base64');
   // Row values in RECEIPT_COLUMNS order: key_version at 7, verified_at (the attestation's time) at 5, receipt at 8.
+  const input = signingInputOfText(s.unsignedText, VERIFY_CONTEXT, op.args[7], op.args[5]);
+  const signature = require('node:crypto').sign(null, Buffer.from(input, 'utf8'), key).toString('base64');
   op.args[8] = signedResponseText(s.unsignedText, op.args[7], op.args[5], signature);
   op.sign = null;
   op.signature = signature;
@@ -574,8 +578,9 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
       keyId = nextKeyId++;
       keyIds.set(key, keyId);
     }
-    const { input, unsignedText, ...facts } = record;
-    return { args: receiptValues({ ...facts, receipt: '' }), sign: { keyId, key: first ? key : undefined, input, unsignedText } };
+    // receiptValues takes the row's columns only: a signing input the draft may carry stays on this thread.
+    const { unsignedText, ...facts } = record;
+    return { args: receiptValues({ ...facts, receipt: '' }), sign: { keyId, key: first ? key : undefined, unsignedText } };
   };
 
   return {

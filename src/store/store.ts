@@ -24,12 +24,11 @@ export interface ReceiptRecord {
 
 /**
  * A receipt to be signed by the store as it stores it (see Store.signAndSaveReceipt): its record
- * without the text, plus what the signature is over (`input`) and the unsigned response text that the
- * attestation block is appended to (signedResponseText of src/receipts/v1/attestation.ts). A receipt
- * draft (src/receipts/issue-receipt.ts) is one.
+ * without the text, plus the unsigned response text. The store derives what the signature is over from
+ * that text (signingInputOfText of src/receipts/v1/attestation.ts, under the verify context) and appends
+ * the attestation block to it (signedResponseText). A receipt draft (src/receipts/issue-receipt.ts) is one.
  */
 export interface UnsignedReceiptRecord extends Omit<ReceiptRecord, 'receipt'> {
-  input: string;
   unsignedText: string;
 }
 
@@ -184,7 +183,7 @@ export interface Store extends TransparencyLogStore {
   consumeAllowanceAndSaveReceipt(clientKey: string, day: string, limit: number, record: ReceiptRecord): Promise<AllowanceState>;
   /**
    * Optional, for a store whose writes run on a thread of its own (the embedded SQLite store): sign a
-   * receipt there with `key` (Ed25519 over `record.input`) and store its signed text, in the step that
+   * receipt there with `key` (Ed25519 over the signing input of `record.unsignedText`) and store its signed text, in the step that
    * stores it, so the signature costs the HTTP thread nothing. Resolves with the signature (standard
    * base64) once committed, as saveReceipt. The caller builds the same text from it (sealReceipt).
    * Stores without it are given receipts signed by the caller.

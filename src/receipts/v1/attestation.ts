@@ -90,12 +90,24 @@ export interface AttachOptions {
   timestamp: string;
 }
 
+export interface PresignOptions extends AttachOptions {
+  keyVersion: string;
+  /**
+   * false: only the JSON text, no signing input (default true). For a signature made on another
+   * thread: the canonical walk is then done there, from the text, and the text is all that crosses.
+   */
+  input?: boolean;
+}
+
 /** Everything of a signature but the signature: what to sign, and the response to put it in. */
 export interface Presigned<T extends Record<string, unknown> = Record<string, unknown>> {
   /** The response with its `verify` block, without `attestation`. */
   unsigned: Omit<T, 'verify' | 'attestation'> & { verify: VerifyBlock };
-  /** The exact text to sign (docs/protocol.md#signature). */
-  input: string;
+  /**
+   * The exact text to sign (docs/protocol.md#signature); absent when presigned with `input: false`
+   * (whoever signs derives it from `text` with signingInputOfText, to the same bytes).
+   */
+  input?: string;
   /** JSON text of `unsigned`, equal to JSON.stringify(unsigned). */
   text: string;
   keyVersion: string;
@@ -108,7 +120,7 @@ export interface Presigned<T extends Record<string, unknown> = Record<string, un
  * worker) and only the signature itself is made where the keys are.
  */
 export interface Presigner {
-  presign<T extends Record<string, unknown>>(response: T, options: AttachOptions & { keyVersion: string }): Presigned<T>;
+  presign<T extends Record<string, unknown>>(response: T, options: PresignOptions): Presigned<T>;
 }
 
 export interface Attestor extends Presigner {
@@ -135,6 +147,44 @@ export function signedResponseText(unsignedText: string, keyVersion: string, tim
   return unsignedText.slice(0, -1) + ',"attestation":' + JSON.stringify(block) + '}';
 }
 
+/**
+ * The signing input (signingInput) of the response whose JSON text is `unsignedText`, as
+ * JSON.stringify wrote it (a presigned `text`): parsed back and canonicalized. A JSON text holds
+ * only plain objects, arrays, strings, finite numbers, booleans and null, so the walk needs none
+ * of jcs.ts's checks but two: a lone surrogate (which JCS refuses) and a number too large to be
+ * finite. Byte-identical to signingInput of the response (jcs.test.ts compares them on the
+ * conformance data and on random values). Self-contained (no imports, no outer names): the
+ * SQLite writer thread, which signs the receipts it stores, evaluates it from its source.
+ */
+export function signingInputOfText(unsignedText: string, context: string, keyVersion: string, timestamp: string): string {
+  const verbatim = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+  const str = (s: string): string => {
+    if (verbatim.test(s)) return '"' + s + '"';
+    if (!(s as unknown as { isWellFormed(): boolean }).isWellFormed()) throw new Error('JCS: a string holds a lone surrogate');
+    return JSON.stringify(s);
+  };
+  const walk = (v: unknown): string => {
+    if (typeof v === 'string') return str(v);
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) throw new Error('JCS: a number has no finite form');
+      return String(v);
+    }
+    if (v === null || typeof v !== 'object') return String(v);
+    if (Array.isArray(v)) {
+      let out = '[';
+      for (let i = 0; i < v.length; i++) out += (i > 0 ? ',' : '') + walk(v[i]);
+      return out + ']';
+    }
+    const o = v as Record<string, unknown>;
+    // Array.prototype.sort compares UTF-16 code units: the order RFC 8785 §3.2.3 asks for.
+    const keys = Object.keys(o).sort();
+    let out = '{';
+    for (let i = 0; i < keys.length; i++) out += (i > 0 ? ',' : '') + str(keys[i] as string) + ':' + walk(o[keys[i] as string]);
+    return out + '}';
+  };
+  return `{"algorithm":"Ed25519","attested_at":${str(timestamp)},"context":${str(context)},"key_version":${str(keyVersion)},"response":${walk(JSON.parse(unsignedText))}}`;
+}
+
 export function createPresigner(options: PresignerOptions): Presigner {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const publicKeyUrl = `${baseUrl}/.well-known/agent-card.json`;
@@ -158,7 +208,7 @@ export function createPresigner(options: PresignerOptions): Presigner {
     return cached;
   };
   return {
-    presign(response, { context, timestamp, keyVersion }) {
+    presign(response, { context, timestamp, keyVersion, input = true }) {
       if (!(context in ATTESTATION_CONTEXTS)) throw new Error(`unknown attestation context '${String(context)}'`);
       if (timestamp !== checkedTimestamp) {
         if (parseRfc3339(timestamp) === undefined) throw new Error('the attestation timestamp must be an RFC 3339 date-time');
@@ -177,10 +227,11 @@ export function createPresigner(options: PresignerOptions): Presigner {
         unsigned = rest;
       }
       unsigned.verify = block;
+      const presigned = unsigned as Presigned<typeof response>['unsigned'];
+      if (!input) return { unsigned: presigned, text: JSON.stringify(unsigned), keyVersion, timestamp };
       // The canonical form to sign and the JSON text to send, from one walk of the response.
       const both = canonicalizeWithText(unsigned, 'verify', canonical, json);
-      const input = envelope(both.canonical, context, keyVersion, timestamp);
-      return { unsigned: unsigned as Presigned<typeof response>['unsigned'], input, text: both.json, keyVersion, timestamp };
+      return { unsigned: presigned, input: envelope(both.canonical, context, keyVersion, timestamp), text: both.json, keyVersion, timestamp };
     },
   };
 }
@@ -193,7 +244,7 @@ export function createAttestor(options: AttestorOptions): Attestor {
     attach(response, { context, timestamp }) {
       const signer = options.keyRing.signer(timestamp);
       const presigned = presigner.presign(response, { context, timestamp, keyVersion: signer.keyVersion });
-      const signature = signer.sign(Buffer.from(presigned.input, 'utf8')).toString('base64');
+      const signature = signer.sign(Buffer.from(presigned.input as string, 'utf8')).toString('base64');
       const signed: Record<string, unknown> = presigned.unsigned;
       signed.attestation = attestationBlock(presigned, signature);
       return signed as SignedResponse<typeof response>;
