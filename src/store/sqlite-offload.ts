@@ -467,14 +467,19 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
   const identity = base.fileIdentity();
   const walSyncs = createSharedHistogram(WAL_SYNC_BOUNDS);
   const walRestarts = createSharedHistogram(WAL_SYNC_BOUNDS);
+  // Both threads' garbage is short-lived and small (messages, rows): V8's default young generation (up to
+  // 16 MB of new space each under load) only holds memory. 4 MB cost no measurable CPU and ~10-17 MB of peak RSS less.
+  const resourceLimits = { maxYoungGenerationSizeMb: 4 };
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
+    resourceLimits,
     workerData: { ...connection, sql: SQLITE_WRITE_SQL, identity, pendingSql: LOG_PENDING_SQL, walSyncs: walSyncs.data },
   });
   // An idle writer must not keep the process alive; pending calls hold their own promises.
   worker.unref();
   const checkpointer = new Worker(CHECKPOINTER_SOURCE, {
     eval: true,
+    resourceLimits,
     workerData: { ...connection, intervalMs: 200, restartWaitMs: RESTART_WAIT_MS, pendingSql: LOG_PENDING_SQL, walRestarts: walRestarts.data },
   });
   checkpointer.unref();
