@@ -20,7 +20,7 @@ import { createSqliteStore } from './sqlite.js';
 import { LOG_APPEND_SOURCE, LOG_PENDING_SQL } from './log-sqlite.js';
 import type { LogAppendBatch, LogPendingReceipt } from './log-store.js';
 import { entryText } from '../log/entry.js';
-import { ATTESTATION_CONTEXTS, signedResponseText, signingInputOfText } from '../receipts/v1/attestation.js';
+import { ATTESTATION_CONTEXTS, canonicalJsonString, canonicalJsonValue, signedResponseText, signingInputOfText } from '../receipts/v1/attestation.js';
 import { SQLITE_WRITE_SQL } from './sqlite-sql.js';
 import type { SqliteStore, SqliteStoreOptions } from './sqlite.js';
 import type { AllowanceState, DurationHistogram, ReceiptRecord, StoreWrite, UnsignedReceiptRecord, WalSyncStats } from './store.js';
@@ -107,11 +107,11 @@ function createSharedHistogram(bounds: readonly number[]): { data: { bounds: rea
 // answered right after their commit: they are just as atomic and exact (single statements under the write
 // lock, across processes too), and the next receipt's sync makes them durable as well; a power cut can at
 // worst forget a few counted free calls, which is harmless.
-// Receipts signed on this thread as they are stored (signAndSaveReceipt): the same signingInputOfText and
-// signedResponseText as src/receipts/v1/attestation.ts, evaluated from their source, so the signature is over
+// Receipts signed on this thread as they are stored (signAndSaveReceipt): the same signingInputOfText (with
+// its two helpers) and signedResponseText as src/receipts/v1/attestation.ts, evaluated from their source, so the signature is over
 // the bytes any signer derives and the stored text is the text the caller builds. Only the unsigned text
 // crosses to this thread: its canonical form is made here, not on the HTTP thread, and one text is cloned, not two.
-const SIGN_SOURCE = signedResponseText.toString() + signingInputOfText.toString() + `
+const SIGN_SOURCE = [signedResponseText, canonicalJsonString, canonicalJsonValue, signingInputOfText].map(String).join('\n') + `
 const VERIFY_CONTEXT = ${JSON.stringify(ATTESTATION_CONTEXTS.verify)};
 const signingKeys = new Map();
 // Signs a save's receipt before the batch's transaction (the write lock is not held for it), and puts its

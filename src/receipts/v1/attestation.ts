@@ -148,41 +148,59 @@ export function signedResponseText(unsignedText: string, keyVersion: string, tim
 }
 
 /**
+ * JCS of a string of a parsed JSON text (RFC 8785 §3.2.2.2): JSON.stringify's escaping, which is
+ * lossless for well-formed text; a lone surrogate (which JCS refuses) throws. Self-contained, see
+ * signingInputOfText.
+ */
+export function canonicalJsonString(s: string): string {
+  // Printable ASCII but `"` and `\`: written as is (the common case, no escaping to look for).
+  if (/^[\x20\x21\x23-\x5b\x5d-\x7e]*$/.test(s)) return '"' + s + '"';
+  if (!(s as unknown as { isWellFormed(): boolean }).isWellFormed()) throw new Error('JCS: a string holds a lone surrogate');
+  return JSON.stringify(s);
+}
+
+/**
+ * JCS of a value JSON.parse returned. Such a value holds only plain objects, arrays, strings,
+ * finite numbers, booleans and null, so the walk needs none of jcs.ts's checks but two: a lone
+ * surrogate, and a number too large to be finite. Self-contained, see signingInputOfText.
+ */
+export function canonicalJsonValue(v: unknown): string {
+  if (typeof v === 'string') return canonicalJsonString(v);
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw new Error('JCS: a number has no finite form');
+    return String(v);
+  }
+  if (v === null || typeof v !== 'object') return String(v);
+  let out: string;
+  if (Array.isArray(v)) {
+    out = '[';
+    for (let i = 0; i < v.length; i++) out += (i > 0 ? ',' : '') + canonicalJsonValue(v[i]);
+    return out + ']';
+  }
+  const o = v as Record<string, unknown>;
+  // Array.prototype.sort compares UTF-16 code units: the order RFC 8785 §3.2.3 asks for.
+  const keys = Object.keys(o).sort();
+  out = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i] as string;
+    out += (i > 0 ? ',' : '') + canonicalJsonString(k) + ':' + canonicalJsonValue(o[k]);
+  }
+  return out + '}';
+}
+
+/**
  * The signing input (signingInput) of the response whose JSON text is `unsignedText`, as
- * JSON.stringify wrote it (a presigned `text`): parsed back and canonicalized. A JSON text holds
- * only plain objects, arrays, strings, finite numbers, booleans and null, so the walk needs none
- * of jcs.ts's checks but two: a lone surrogate (which JCS refuses) and a number too large to be
- * finite. Byte-identical to signingInput of the response (jcs.test.ts compares them on the
- * conformance data and on random values). Self-contained (no imports, no outer names): the
- * SQLite writer thread, which signs the receipts it stores, evaluates it from its source.
+ * JSON.stringify wrote it (a presigned `text`): parsed back and canonicalized. Byte-identical to
+ * signingInput of the response (attestation.test.ts compares them on the conformance data and on
+ * random values). With canonicalJsonString and canonicalJsonValue it is self-contained: no imports,
+ * no inner named functions (which some transpilers wrap in a helper), only each other's names. The
+ * SQLite writer thread, which signs the receipts it stores, evaluates the three from their source.
  */
 export function signingInputOfText(unsignedText: string, context: string, keyVersion: string, timestamp: string): string {
-  const verbatim = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-  const str = (s: string): string => {
-    if (verbatim.test(s)) return '"' + s + '"';
-    if (!(s as unknown as { isWellFormed(): boolean }).isWellFormed()) throw new Error('JCS: a string holds a lone surrogate');
-    return JSON.stringify(s);
-  };
-  const walk = (v: unknown): string => {
-    if (typeof v === 'string') return str(v);
-    if (typeof v === 'number') {
-      if (!Number.isFinite(v)) throw new Error('JCS: a number has no finite form');
-      return String(v);
-    }
-    if (v === null || typeof v !== 'object') return String(v);
-    if (Array.isArray(v)) {
-      let out = '[';
-      for (let i = 0; i < v.length; i++) out += (i > 0 ? ',' : '') + walk(v[i]);
-      return out + ']';
-    }
-    const o = v as Record<string, unknown>;
-    // Array.prototype.sort compares UTF-16 code units: the order RFC 8785 §3.2.3 asks for.
-    const keys = Object.keys(o).sort();
-    let out = '{';
-    for (let i = 0; i < keys.length; i++) out += (i > 0 ? ',' : '') + str(keys[i] as string) + ':' + walk(o[keys[i] as string]);
-    return out + '}';
-  };
-  return `{"algorithm":"Ed25519","attested_at":${str(timestamp)},"context":${str(context)},"key_version":${str(keyVersion)},"response":${walk(JSON.parse(unsignedText))}}`;
+  return (
+    `{"algorithm":"Ed25519","attested_at":${canonicalJsonString(timestamp)},"context":${canonicalJsonString(context)}` +
+    `,"key_version":${canonicalJsonString(keyVersion)},"response":${canonicalJsonValue(JSON.parse(unsignedText))}}`
+  );
 }
 
 export function createPresigner(options: PresignerOptions): Presigner {
