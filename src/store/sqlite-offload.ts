@@ -107,10 +107,11 @@ function createSharedHistogram(bounds: readonly number[]): { data: { bounds: rea
 // answered right after their commit: they are just as atomic and exact (single statements under the write
 // lock, across processes too), and the next receipt's sync makes them durable as well; a power cut can at
 // worst forget a few counted free calls, which is harmless.
-// Receipts signed on this thread as they are stored (signAndSaveReceipt): the same signingInputOfText (with
-// its two helpers) and signedResponseText as src/receipts/v1/attestation.ts, evaluated from their source, so the signature is over
-// the bytes any signer derives and the stored text is the text the caller builds. Only the unsigned text
-// crosses to this thread: its canonical form is made here, not on the HTTP thread, and one text is cloned, not two.
+// Receipts signed on this thread as they are stored (signAndSaveReceipt): the same signingInputOfText (with its
+// two helpers) and signedResponseText as src/receipts/v1/attestation.ts, evaluated from their source, so the
+// signature is over the bytes any signer derives and the stored text is the text the caller builds. Only the
+// unsigned text crosses to this thread: its canonical form is made here, not on the HTTP thread, and one text is
+// cloned, not two.
 const SIGN_SOURCE = [signedResponseText, canonicalJsonString, canonicalJsonValue, signingInputOfText].map(String).join('\n') + `
 const VERIFY_CONTEXT = ${JSON.stringify(ATTESTATION_CONTEXTS.verify)};
 const signingKeys = new Map();
@@ -468,7 +469,7 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
   const walSyncs = createSharedHistogram(WAL_SYNC_BOUNDS);
   const walRestarts = createSharedHistogram(WAL_SYNC_BOUNDS);
   // Both threads' garbage is short-lived and small (messages, rows): V8's default young generation (up to
-  // 16 MB of new space each under load) only holds memory. 4 MB cost no measurable CPU and ~10-17 MB of peak RSS less.
+  // 16 MB of new space each under load) only holds memory. 4 MB cost no measurable CPU and 10-19 MB of peak RSS less.
   const resourceLimits = { maxYoungGenerationSizeMb: 4 };
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
