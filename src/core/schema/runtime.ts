@@ -549,6 +549,19 @@ export function describe(v: Json): string {
   }
 }
 
+/**
+ * `text` cut to at most `max` UTF-16 units, ending in `...` when cut. Never between the two halves of a
+ * surrogate pair: a lone half has no RFC 8785 form, so a hint holding one could not be signed and the
+ * request would fail instead of getting its verdict.
+ */
+export function clipText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = max - 3;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}...`;
+}
+
 /** Length in Unicode code points (what JSON Schema counts). */
 export function stringLength(s: string): number {
   let n = s.length;

@@ -6,6 +6,7 @@
  */
 import type { Dialect } from './dialects.js';
 import type { SchemaWarning } from './engine.js';
+import { clipText } from './runtime.js';
 
 /** Core keywords (identifiers, references, definitions) per draft. */
 const CORE: Record<Dialect['version'], readonly string[]> = {
@@ -84,6 +85,6 @@ export function unknownFormatWarning(name: string, schemaPath: string): SchemaWa
 /** `"requried" — did you mean "required"?` */
 export function warningText(w: SchemaWarning): string {
   const what = w.kind === 'unknown_keyword' ? 'is not a keyword of this schema dialect and checks nothing' : 'is not a known format and checks nothing';
-  const name = JSON.stringify(w.name.length > 80 ? `${w.name.slice(0, 77)}...` : w.name);
+  const name = JSON.stringify(clipText(w.name, 80));
   return w.suggestion === null ? `${name} ${what}` : `${name} — did you mean ${JSON.stringify(w.suggestion)}? (${what})`;
 }

@@ -3,7 +3,7 @@
  */
 import type { Json } from '../../types.js';
 import { countPass, type KeywordDefinition } from '../keyword.js';
-import { Check, describe, describeText, foundType, jsonEqual, reportText, reportValue, withReporter, type EvalContext, type RecordedPath, type Validate } from '../runtime.js';
+import { Check, clipText, describe, describeText, foundType, jsonEqual, reportText, reportValue, withReporter, type EvalContext, type RecordedPath, type Validate } from '../runtime.js';
 
 const TYPES = new Set(['null', 'boolean', 'object', 'array', 'number', 'integer', 'string']);
 
@@ -139,7 +139,7 @@ export const constKeyword: KeywordDefinition = {
     const c = k.value;
     const sp = k.schemaPath;
     const text = JSON.stringify(c);
-    const [lazy, now] = foundChecks('const', sp, `value ${text.length > 60 ? text.slice(0, 57) + '...' : text}`);
+    const [lazy, now] = foundChecks('const', sp, `value ${clipText(text, 60)}`);
     const fn: Validate = (data, ctx) => {
       const ok = jsonEqual(c, data);
       if (ok) {
