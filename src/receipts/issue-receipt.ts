@@ -50,8 +50,8 @@ export interface IssuedReceipt extends ReceiptFacts {
 export interface ReceiptDraft extends ReceiptFacts {
   /**
    * The exact text to sign, or absent when drafted with `input: false` for a store that signs: the
-   * SQLite writer derives it from `unsignedText` (draftInput), so only one text crosses to it and
-   * the HTTP thread makes no canonical form.
+   * SQLite writer derives it from `unsignedText` (signingInputOfText), so only one text crosses to it
+   * and the HTTP thread makes no canonical form.
    */
   input?: string;
   /** JSON text of the response without its attestation block. */
@@ -129,7 +129,7 @@ function toDraft({ presigned, facts }: { presigned: Presigned<VerificationRespon
 }
 
 /** The exact text a draft's signature is over: its own, or derived from its unsigned text (the same bytes). */
-export function draftInput(draft: ReceiptDraft): string {
+function draftInput(draft: ReceiptDraft): string {
   return draft.input ?? signingInputOfText(draft.unsignedText, ATTESTATION_CONTEXTS.verify, draft.keyVersion, draft.verifiedAt);
 }
 

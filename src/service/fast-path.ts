@@ -65,10 +65,7 @@ export interface FastPathOptions {
   compileUnitsPerSecond?: number;
   /** Milliseconds, monotonic (tests). */
   now?: () => number;
-  /**
-   * Whether drafts carry their signing input. false for a store that signs receipts on its own thread
-   * (Store.signAndSaveReceipt): it derives the input from the draft's text there. Default true.
-   */
+  /** DraftOptions.input of every draft made here (false when the store signs; see ReceiptDraft.input). Default true. */
   signingInput?: boolean;
 }
 

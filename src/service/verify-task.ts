@@ -15,10 +15,7 @@ export interface VerifyWorkerData {
   serviceName: string;
   baseUrl: string;
   verifierVersion: string;
-  /**
-   * Whether drafts carry their signing input. false for a store that signs receipts on its own thread
-   * (Store.signAndSaveReceipt): it derives the input from the draft's text there. Default true.
-   */
+  /** DraftOptions.input of every draft made here (false when the store signs; see ReceiptDraft.input). Default true. */
   signingInput?: boolean;
   /** The task slots (createTaskSlots) the pool's watchdog reads. */
   slots: SharedArrayBuffer;
