@@ -8,12 +8,14 @@
  *   for the signal, consumes, prints `{granted, startedAt, finishedAt}`.
  * `open <file>`: waits for the signal, then opens (and migrates) the file,
  *   consumes one unit and prints `{versions, startedAt, finishedAt}`.
- * `save <file> <agentId>`: saves receipts forever, printing each id once saveReceipt
- *   has resolved (the moment a service would answer the client), until killed.
+ * `save <file> <agentId> [worker <walLimitBytes>]`: saves receipts forever, printing each id once
+ *   saveReceipt has resolved (the moment a service would answer the client), until killed; with
+ *   `worker`, through the worker-thread writer (sqlite-offload.ts) and that WAL bound.
  */
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createSqliteStore } from '../src/store/sqlite.js';
+import { createSqliteOffloadStore } from '../src/store/sqlite-offload.js';
 
 const [mode, file, ...args] = process.argv.slice(2);
 const now = () => performance.timeOrigin + performance.now();
@@ -47,8 +49,8 @@ if (mode === 'open') {
   await store.close();
   process.stdout.write(JSON.stringify({ granted, startedAt, finishedAt }) + '\n');
 } else if (mode === 'save') {
-  const store = createSqliteStore({ file });
-  const [agentId] = args;
+  const [agentId, writer, walLimitBytes] = args;
+  const store = writer === 'worker' ? createSqliteOffloadStore({ file, walLimitBytes: Number(walLimitBytes) }) : createSqliteStore({ file });
   for (;;) {
     const id = randomUUID();
     const verifiedAt = new Date().toISOString();

@@ -127,7 +127,8 @@ describe('sqlite specifics', () => {
     const payload = 'x'.repeat(2000);
     const walSizes = async (walLimitBytes: number): Promise<{ sizes: number[]; restarts: number; restartSeconds: number }> => {
       const f = join(dir, 'wal-bound', `${walLimitBytes}.db`);
-      const s = createSqliteOffloadStore({ file: f, walLimitBytes });
+      // Not given its full size at the start: the test watches it grow.
+      const s = createSqliteOffloadStore({ file: f, walLimitBytes, preallocateWal: false });
       const sizes: number[] = [];
       let restarts = 0;
       let restartSeconds = 0;
@@ -337,10 +338,10 @@ describe('sqlite specifics', () => {
     await s.close();
   });
 
-  it('every receipt whose save resolved survives kill -9 of the writing process', async () => {
-    const killFile = join(dir, 'kill.db');
+  const killed = async (name: string, writer: string[]): Promise<void> => {
+    const killFile = join(dir, name);
     await createSqliteStore({ file: killFile }).close();
-    const child = spawn(process.execPath, ['--import', 'tsx', worker, 'save', killFile, 'agent-k'], { cwd: resolve(here, '..'), stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', worker, 'save', killFile, 'agent-k', ...writer], { cwd: resolve(here, '..'), stdio: ['ignore', 'pipe', 'inherit'] });
     const acknowledged: string[] = [];
     let buffer = '';
     await new Promise<void>((done, fail) => {
@@ -363,6 +364,51 @@ describe('sqlite specifics', () => {
       expect((await s.reputation('agent-k', { limit: 1 })).verifications).toBeGreaterThanOrEqual(acknowledged.length);
     } finally {
       await s.close();
+    }
+  };
+
+  it('every receipt whose save resolved survives kill -9 of the writing process', async () => {
+    await killed('kill.db', []);
+  });
+
+  // The WAL is given its full size as zeros at the start: recovery must still stop at the last frame written.
+  it('worker writer: every receipt whose save resolved survives kill -9, the WAL written over its zeros', async () => {
+    await killed('kill-worker.db', ['worker', String(4 * 1024 * 1024)]);
+  });
+
+  it('worker writer: the WAL has its full size from the start, and what is written into it reads back after a restart', async () => {
+    const f = join(dir, 'prealloc', 'verifier.db');
+    const walLimitBytes = 2 * 1024 * 1024;
+    const s = createSqliteOffloadStore({ file: f, walLimitBytes });
+    const ids: string[] = [];
+    try {
+      await s.consumeAllowance('prealloc', '2026-01-01', 10);
+      // Before any receipt, the file already has its bound's size (the writer prepared it at its start).
+      expect(statSync(`${f}-wal`).size).toBe(walLimitBytes);
+      for (let i = 0; i < 40; i++) {
+        const r = receipt('agent-z', `2026-03-01T10:00:${String(i).padStart(2, '0')}Z`, 'pass');
+        ids.push(r.verificationId);
+        await s.saveReceipt(r);
+      }
+      expect(statSync(`${f}-wal`).size).toBe(walLimitBytes);
+    } finally {
+      await s.close();
+    }
+    const again = createSqliteStore({ file: f });
+    try {
+      for (const id of ids) expect(await again.getReceipt(id)).not.toBeNull();
+      expect((await again.reputation('agent-z', { limit: 1 })).verifications).toBe(40);
+    } finally {
+      await again.close();
+    }
+    // Switched off, the file is left to grow as SQLite writes it.
+    const g = join(dir, 'prealloc-off', 'verifier.db');
+    const off = createSqliteOffloadStore({ file: g, walLimitBytes, preallocateWal: false });
+    try {
+      await off.consumeAllowance('prealloc', '2026-01-01', 10);
+      expect(statSync(`${g}-wal`).size).toBeLessThan(walLimitBytes / 4);
+    } finally {
+      await off.close();
     }
   });
 

@@ -33,6 +33,11 @@ export type SqliteOffloadStoreOptions = Omit<SqliteStoreOptions, 'groupCommit'> 
    * (~350 MB in 12 s at 1,000 receipts/s); past this size the checkpointer makes it start over.
    */
   walLimitBytes?: number;
+  /**
+   * Give the WAL file its full size (walLimitBytes, as zeros) when the writer starts, so that no sync pays for
+   * the file's growth (default true; ~65 ms of writes at a start).
+   */
+  preallocateWal?: boolean;
 };
 
 /** Upper bounds (seconds) of the WAL sync and WAL restart histograms (walSyncs(), walRestarts()). */
@@ -169,6 +174,40 @@ db.pragma('wal_autocheckpoint = 0');
 // one file of bounded size, written over in place (no new blocks to allocate on each sync).
 db.pragma('journal_size_limit = ' + Math.trunc(workerData.walLimitBytes));
 const walFile = workerData.file + '-wal';
+// SQLite deletes the WAL when the last connection closes, so every start begins with an empty file that
+// grows, frame by frame, to its bound. While it grows, each sync must also commit the file system's journal
+// (the new blocks and the new size), and took 3-7 ms instead of ~1 ms until the file had reached its bound and
+// was written over in place (docs/BENCHMARKS.md). So the file is given its full size once, here, as zeros,
+// before the first write: what SQLite then writes lands on blocks that already exist. Done under the write
+// lock, so no connection (of this process or another) appends a frame meanwhile; bytes past the WAL's last
+// valid frame are never read as frames (each frame's salt and checksum must match the header's), and the
+// size never exceeds the journal_size_limit SQLite cuts the file back to.
+function preallocateWal() {
+  const limit = Math.trunc(workerData.walLimitBytes);
+  if (!workerData.preallocateWal || limit <= 0) return;
+  beginImmediate(() => {
+    let fd;
+    try { fd = fs.openSync(walFile, 'r+'); } catch { return; }
+    try {
+      const start = fs.fstatSync(fd).size;
+      if (start >= limit) return;
+      // Never the space the database itself needs: on a disk with less than twice the bound free, the file grows as before.
+      const disk = fs.statfsSync(path.dirname(walFile));
+      if (disk.bavail * disk.bsize < 2 * limit) return;
+      const zeros = Buffer.alloc(Math.min(1 << 20, limit - start));
+      let size = start;
+      try {
+        while (size < limit) size += fs.writeSync(fd, zeros, 0, Math.min(zeros.length, limit - size), size);
+        fs.fdatasyncSync(fd);
+      } catch (e) {
+        // Out of space after all (another writer on the disk): give back what was taken.
+        fs.ftruncateSync(fd, start);
+        throw e;
+      }
+    } finally { fs.closeSync(fd); }
+  });
+}
+try { preallocateWal(); } catch { /* only a speed-up: the WAL grows as before */ }
 // Each WAL sync's duration (walSyncs()).
 const walSyncs = sharedHistogram(workerData.walSyncs);
 function timedSync(started) {
@@ -474,7 +513,7 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
     resourceLimits,
-    workerData: { ...connection, sql: SQLITE_WRITE_SQL, identity, pendingSql: LOG_PENDING_SQL, walSyncs: walSyncs.data },
+    workerData: { ...connection, sql: SQLITE_WRITE_SQL, identity, pendingSql: LOG_PENDING_SQL, walSyncs: walSyncs.data, preallocateWal: options.preallocateWal !== false },
   });
   // An idle writer must not keep the process alive; pending calls hold their own promises.
   worker.unref();
