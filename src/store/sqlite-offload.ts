@@ -176,8 +176,8 @@ db.pragma('journal_size_limit = ' + Math.trunc(workerData.walLimitBytes));
 const walFile = workerData.file + '-wal';
 // SQLite deletes the WAL when the last connection closes, so every start begins with an empty file that
 // grows, frame by frame, to its bound. While it grows, each sync must also commit the file system's journal
-// (the new blocks and the new size), and took 3-7 ms instead of ~1 ms until the file had reached its bound and
-// was written over in place (docs/BENCHMARKS.md). So the file is given its full size once, here, as zeros,
+// (the new blocks and the new size): syncs were slower until the file had reached its bound and was written
+// over in place (docs/BENCHMARKS.md). So the file is given its full size once, here, as zeros,
 // before the first write: what SQLite then writes lands on blocks that already exist. Done under the write
 // lock, so no connection (of this process or another) appends a frame meanwhile; bytes past the WAL's last
 // valid frame are never read as frames (each frame's salt and checksum must match the header's), and the
