@@ -100,7 +100,7 @@ function presignReceipt(
     verifier_version: options.verifierVersion,
   };
   const unsigned = buildResponse(verdict, meta, parsed.request.detail);
-  const presigned = options.presigner.presign(unsigned, { context: 'verify', timestamp: stamp.verifiedAt, keyVersion, input: options.input ?? true });
+  const presigned = options.presigner.presign(unsigned, { context: 'verify', timestamp: stamp.verifiedAt, keyVersion, input: options.input });
   const facts: ReceiptFacts = {
     verificationId: stamp.verificationId,
     result: verdict.result,

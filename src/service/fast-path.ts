@@ -192,7 +192,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
   const budgeted: Pick<Verifier, 'evaluate'> = {
     evaluate: (parsed, opts) => verifier.evaluate(parsed, { schemaKey: opts?.schemaKey, maxSteps: options.maxSteps }),
   };
-  const draftOptions = { verifier: budgeted, presigner: options.presigner, verifierVersion: options.verifierVersion, input: options.signingInput ?? true };
+  const draftOptions = { verifier: budgeted, presigner: options.presigner, verifierVersion: options.verifierVersion, input: options.signingInput };
 
   // Keys the pool reported as cheap once: the second report compiles (a schema used once never costs a compile here).
   const sightings = new Set<string>();

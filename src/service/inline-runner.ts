@@ -94,7 +94,7 @@ export function createInlineRunner(options: InlineRunnerOptions): VerificationRu
           verifier: options.verifier,
           presigner: options.attestor,
           verifierVersion: options.verifierVersion,
-          input: options.signingInput ?? true,
+          input: options.signingInput,
         });
       } catch (e) {
         throw abortedByMemory(e);

@@ -54,7 +54,7 @@ export default function handle(task: VerifyTask): VerifyTaskReply {
       verifier: keyed,
       presigner,
       verifierVersion: data.verifierVersion,
-      input: data.signingInput ?? true,
+      input: data.signingInput,
     });
     if (task.facts === true && cached && lastKey !== undefined) {
       // Deterministic facts about compiling this schema: the main thread decides from them whether it may hold it.
