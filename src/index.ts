@@ -13,6 +13,8 @@ export type { Verifier, VerifierOptions } from './core/verify.js';
 export { buildResponse } from './core/response.js';
 export { computeTrustScore, isTestAgent } from './core/trust-score.js';
 export type * from './core/types.js';
+export { applyPatch, JsonPatchError, parseJsonPointer, toJsonPointer } from './core/json-patch.js';
+export type { JsonPatchOperation } from './core/json-patch.js';
 
 // Receipts: canonical form, hashes, keys, attestation, offline verification.
 export {
