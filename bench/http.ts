@@ -10,7 +10,7 @@
  * server's own CPU time, commits and WAL flushes over its runs. Three interleaved
  * throughput runs, then open-loop runs of ours (each store) at a fixed 1,000 req/s
  * with evenly spaced arrivals, latency counted from each request's intended send
- * time. Prints a summary table and writes the "HTTP" section of docs/BENCHMARKS.md.
+ * time. Prints a summary table and writes its tables into the marked block of docs/BENCHMARKS.md's "HTTP" section.
  *
  *   npm run bench:http            (builds, then runs this)
  *   npx tsx bench/http.ts [--duration 10] [--connections 32] [--runs 3] [--rate 1000] [--no-write]
@@ -873,10 +873,15 @@ ${
     if (write) {
       const file = path.join(root, 'docs/BENCHMARKS.md');
       const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
-      // Replace only the head of this section, up to its first dated subsection: the subsections are the
-      // record of earlier runs (written by hand, with what changed), and other sections belong to other benchmarks.
-      const re = /## HTTP\n[\s\S]*?(?=\n### |\n## |$)/;
-      const next = re.test(current) ? current.replace(re, section.trimEnd() + '\n') : `${current.trimEnd()}\n\n${section}`;
+      // The page is a reference: only the block between the markers is this run's, the method and how to read
+      // it are written by hand around it, so a run never overwrites them.
+      const begin = '<!-- bench:http latest -->';
+      const end = '<!-- /bench:http latest -->';
+      const results = section.slice(section.indexOf('| run | bare'));
+      const from = current.indexOf(begin);
+      const to = current.indexOf(end);
+      if (from < 0 || to < from) throw new Error(`docs/BENCHMARKS.md has no ${begin} … ${end} block: use --no-write`);
+      const next = `${current.slice(0, from + begin.length)}\n${results.trimEnd()}\n${current.slice(to)}`;
       writeFileSync(file, next);
       process.stdout.write(`written to ${path.relative(root, file)}\n`);
     } else {
