@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -28,12 +29,12 @@ const sourceTime = Math.max(...inputs.map((f) => newest(path.join(root, f))));
 const buildTime = missing.length > 0 ? 0 : Math.min(...built.map((f) => statSync(f).mtimeMs));
 
 if (missing.length === 0 && buildTime >= sourceTime) {
-  console.log(`dist/ is up to date (built ${new Date(buildTime).toISOString()}); starting without a build`);
+  process.stdout.write(`dist/ is up to date (built ${new Date(buildTime).toISOString()}); starting without a build\n`);
 } else {
-  console.log(
+  process.stdout.write(
     missing.length > 0
-      ? 'No build yet: building (tsc and the web pages), the server starts in a few seconds...'
-      : 'Sources are newer than dist/: rebuilding (tsc and the web pages), the server starts in a few seconds...',
+      ? 'No build yet: building (tsc and the web pages), the server starts in a few seconds...\n'
+      : 'Sources are newer than dist/: rebuilding (tsc and the web pages), the server starts in a few seconds...\n',
   );
   const run = spawnSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
   if (run.status !== 0) process.exit(run.status ?? 1);
