@@ -32,6 +32,10 @@ export {
 } from './receipts/index.js';
 export type { ReceiptVerification, ReceiptKeys, VerifyReceiptOptions } from './receipts/verify-receipt.js';
 
+// Repairs: apply a failing verdict's patches to the request, then verify again.
+export { applyRepairs, RepairError } from './repair/apply-repairs.js';
+export type { ApplyRepairsOptions, Repair, RepairOption, RepairRecord, RepairResult, RepairableVerdict, RepairErrorCode } from './repair/apply-repairs.js';
+
 // Errors: the one table of codes and the wire shape.
 export { ApiError, ERROR_TABLE, errorBody } from './errors.js';
 export type { ErrorBody, ErrorCode, FieldProblem } from './errors.js';

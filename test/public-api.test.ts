@@ -27,4 +27,17 @@ describe('package root', () => {
     const { verify } = verifier;
     expect(verify(api.parseVerificationRequest(body))).toEqual(verdict);
   });
+
+  it('applies the determined repairs of a verdict to a request (applyRepairs)', () => {
+    const request = JSON.parse(readFileSync(new URL('./fixtures/invoice-pass.request.json', import.meta.url), 'utf8'));
+    const broken = { ...request, submitted_output: { ...request.submitted_output, currency: 'usd' } };
+    const verdict = {
+      result: 'fail' as const,
+      hints: [{ check: 'schema:enum', path: '/currency', repair: { certainty: 'determined' as const, patch: [{ op: 'replace' as const, path: '/currency', value: 'USD' }], note: 'case' } }],
+    };
+    const { request: patched, applied } = api.applyRepairs(broken, verdict);
+    expect(applied).toHaveLength(1);
+    expect(patched).toEqual(request);
+    expect(() => api.applyRepairs(broken, verdict, { maxBodyBytes: 10 })).toThrow(api.RepairError);
+  });
 });

@@ -14,6 +14,7 @@ type CommandModule = { run(argv: string[], io: CliIO): Promise<number> };
 const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
   serve: { summary: 'run the HTTP + MCP service', load: () => import('./serve.js') },
   verify: { summary: 'verify an output offline (exit 0 pass, 1 fail, 2 invalid/usage)', load: () => import('./verify.js') },
+  repair: { summary: 'apply the repairs of a failing verdict and verify again (exit 0 pass, 1 fail, 2 invalid/usage)', load: () => import('./repair.js') },
   keys: { summary: 'generate | list | rotate signing keys', load: () => import('./keys.js') },
   'request-hash': { summary: 'print the request_hash of a request file', load: () => import('./request-hash.js') },
   receipt: { summary: 'receipt verify: check a signed receipt offline', load: () => import('./receipt.js') },

@@ -176,7 +176,7 @@ function expandInputs(names: string[]): string[] {
   return out;
 }
 
-function readInput(io: CliIO, file: string): string {
+export function readInput(io: CliIO, file: string): string {
   try {
     return io.readFile(file);
   } catch (e) {
@@ -208,7 +208,11 @@ function checkSyntax(text: string, file: string, field: string, fix: string, max
 
 /** One request file → parsed request, exactly as the service would parse it. Throws ApiError or UsageError. */
 export function loadRequestFile(file: string, io: CliIO, maxDepth: number): ParsedRequest {
-  const text = readInput(io, file);
+  return parseRequestText(readInput(io, file), file, maxDepth);
+}
+
+/** A request file's text → parsed request, syntax errors located in `file`. Throws ApiError. */
+export function parseRequestText(text: string, file: string, maxDepth: number): ParsedRequest {
   checkSyntax(text, file, 'body', 'Make the request file a single well-formed JSON object (RFC 8259), UTF-8 encoded.', maxDepth);
   return parseVerificationRequest(text, { maxDepth });
 }
@@ -241,7 +245,7 @@ function loadPartsRequest(opts: VerifyCliOptions, outputFile: string, io: CliIO,
 }
 
 /** Parsed request → response object (without signature blocks). */
-function runVerification(issuer: Issuer, parsed: ParsedRequest, detail: Detail, now: Date = new Date()): VerificationResponse {
+export function runVerification(issuer: Issuer, parsed: ParsedRequest, detail: Detail, now: Date = new Date()): VerificationResponse {
   const hashes = computeHashes(parsed);
   const verdict = issuer.verifier.evaluate(parsed, { schemaKey: hashes.schema_hash });
   return buildResponse(verdict, { verification_id: newVerificationId(now.getTime()), ...hashes, verified_at: rfc3339Seconds(now), verifier_version: VERSION }, detail);
