@@ -19,6 +19,8 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   'request-hash': { summary: 'print the request_hash of a request file', load: () => import('./request-hash.js') },
   receipt: { summary: 'receipt verify: check a signed receipt offline', load: () => import('./receipt.js') },
   log: { summary: 'transparency log: verify a receipt, monitor a service, audit the store', load: () => import('./log.js') },
+  backup: { summary: 'copy the embedded store (online, with a manifest)', load: async () => ({ run: (await import('./backup.js')).runBackup }) },
+  restore: { summary: 'check a backup and put it in place, then audit it', load: async () => ({ run: (await import('./backup.js')).runRestore }) },
 };
 
 function usage(): string {

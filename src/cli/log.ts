@@ -6,6 +6,7 @@
  * Exit codes: 0 ok, 1 a check failed, 2 usage or a service/database that could not be read.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import type { Config } from '../config.js';
 import type { CliIO } from './io.js';
 import { didYouMean, parseCommandArgs } from './args.js';
 
@@ -21,9 +22,12 @@ const HELP = `usage: aov log <verify|monitor|audit> [options]
       file, reads the new entries from the tiles and reports what each agent gained.
       The state file (created when missing) pins the log key and remembers the tree.
 
-  aov log audit [--data-dir <dir>] [--database-url <url>] [--json]
+  aov log audit [--data-dir <dir>] [--database-url <url>] [--checkpoint <file>] [--json]
       For the operator: every receipt in the store is in the log (or queued) and every
       log entry still has its receipt, unchanged; the tree and its checkpoint match.
+      --checkpoint: a checkpoint the service published earlier (the text of
+      GET /log/checkpoint, or a monitor's state file); the store's tree must contain
+      it. After a restore from an older backup, its lost tail is reported here.
 `;
 
 function fail(io: CliIO, message: string): number {
@@ -38,6 +42,7 @@ const LOG_OPTIONS = {
   json: { type: 'boolean' },
   'data-dir': { type: 'string' },
   'database-url': { type: 'string' },
+  checkpoint: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -71,7 +76,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   }
 }
 
-type Values = { log?: string; key?: string; state?: string; json?: boolean; 'data-dir'?: string; 'database-url'?: string };
+type Values = { log?: string; key?: string; state?: string; json?: boolean; 'data-dir'?: string; 'database-url'?: string; checkpoint?: string };
 
 async function checkInclusion(io: CliIO, positionals: string[], values: Values): Promise<number> {
   if (positionals.length !== 1 || !values.log) return fail(io, 'usage: aov log verify <receipt.json> --log <url>');
@@ -111,11 +116,8 @@ async function monitor(io: CliIO, positionals: string[], values: Values): Promis
 }
 
 async function audit(io: CliIO, positionals: string[], values: Values): Promise<number> {
-  if (positionals.length !== 0) return fail(io, 'usage: aov log audit [--data-dir <dir>] [--database-url <url>]');
+  if (positionals.length !== 0) return fail(io, 'usage: aov log audit [--data-dir <dir>] [--database-url <url>] [--checkpoint <file>]');
   const { ConfigError, loadConfig } = await import('../config.js');
-  const { openStore } = await import('../store/index.js');
-  const { auditLog } = await import('../log/audit.js');
-  const { loadOrCreateNoteSigner } = await import('../log/index.js');
   let config;
   try {
     config = loadConfig(undefined, { 'data-dir': values['data-dir'], 'database-url': values['database-url'] });
@@ -123,14 +125,43 @@ async function audit(io: CliIO, positionals: string[], values: Values): Promise<
     if (!(e instanceof ConfigError)) throw e;
     return fail(io, `invalid configuration: ${e.message}`);
   }
+  const published = values.checkpoint === undefined ? undefined : io.readFile(values.checkpoint);
+  return auditStore(io, config, { published, json: values.json });
+}
+
+/**
+ * Audits the configured store against its log (and a published checkpoint, when given) and prints the report;
+ * 0 clean, 1 findings. Also what `aov restore` runs on what it restored.
+ */
+export async function auditStore(io: CliIO, config: Config, options: { published?: string; json?: boolean }): Promise<number> {
+  const { openStore } = await import('../store/index.js');
+  const { auditLog } = await import('../log/audit.js');
+  const { loadOrCreateNoteSigner } = await import('../log/index.js');
+  const { openCheckpoint, parseCheckpoint } = await import('../log/note.js');
+  const keyFile = config.logNoteKeyFile;
+  const hasKey = existsSync(keyFile);
+  const verifierKeyFor = hasKey ? (origin: string) => loadOrCreateNoteSigner(keyFile, origin).verifierKey : undefined;
+  let published: { size: number; root: Buffer } | undefined;
+  if (options.published !== undefined) {
+    const text = options.published;
+    if (text.trimStart().startsWith('{')) {
+      // A monitor's state file: a tree head the monitor already checked against the log key.
+      const state = JSON.parse(text) as { size?: unknown; root_hash?: unknown };
+      if (!Number.isSafeInteger(state.size) || typeof state.root_hash !== 'string') throw new Error('the checkpoint file is JSON but not a monitor state (size, root_hash)');
+      published = { size: state.size as number, root: Buffer.from(state.root_hash, 'base64') };
+    } else {
+      const origin = text.slice(0, Math.max(0, text.indexOf('\n')));
+      const body = text.slice(0, text.indexOf('\n\n') + 1);
+      const c = verifierKeyFor ? openCheckpoint(text, verifierKeyFor(origin), origin) : parseCheckpoint(body);
+      published = { size: c.size, root: c.root };
+    }
+  }
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: config.databaseSchema });
   try {
-    const keyFile = config.logNoteKeyFile;
-    const hasKey = existsSync(keyFile);
-    const r = await auditLog(store, hasKey ? { verifierKeyFor: (origin) => loadOrCreateNoteSigner(keyFile, origin).verifierKey } : {});
-    if (values.json) io.stdout(`${JSON.stringify(r)}\n`);
+    const r = await auditLog(store, { verifierKeyFor, published });
+    if (options.json) io.stdout(`${JSON.stringify(r)}\n`);
     else {
-      io.stdout(`${r.ok ? 'clean' : 'FINDINGS'}: log of ${r.tree_size} entries (root ${r.root_hash}), ${r.entries_checked} checked, ${r.queued} receipts queued for the log\n`);
+      io.stdout(`${r.ok ? 'clean' : 'FINDINGS'}: log of ${r.tree_size} entries (root ${r.root_hash}), ${r.entries_checked} checked, ${r.queued} receipts queued for the log${published ? `, checked against a published checkpoint of ${published.size}` : ''}\n`);
       if (!hasKey) io.stdout('  (no note key file found: the checkpoint signature was not checked)\n');
       for (const f of r.findings) io.stdout(`  - ${f.kind}${f.index !== undefined ? ` #${f.index}` : ''}${f.verification_id ? ` ${f.verification_id}` : ''}: ${f.detail}\n`);
     }

@@ -5,7 +5,9 @@
  * head; the head's checkpoint is signed by the note key; and every stored
  * receipt is in the log (or still queued, waiting for the sequencer). A
  * deleted or edited receipt row, or a receipt that never reached the log, is
- * a finding.
+ * a finding. Given a checkpoint published earlier (kept by a monitor, or read
+ * from the service before a restore), the store's tree must still contain it:
+ * a store restored from an older backup shows its lost tail here.
  */
 import type { TransparencyLogStore } from '../store/log-store.js';
 import { encodeLogEntry, logEntryOf } from './entry.js';
@@ -13,7 +15,16 @@ import { appendLeaves, leafHash, type Hash } from './merkle.js';
 import { openCheckpoint } from './note.js';
 
 export interface AuditFinding {
-  kind: 'receipt_deleted' | 'receipt_changed' | 'leaf_mismatch' | 'index_gap' | 'root_mismatch' | 'checkpoint_invalid' | 'not_logged';
+  kind:
+    | 'receipt_deleted'
+    | 'receipt_changed'
+    | 'leaf_mismatch'
+    | 'index_gap'
+    | 'root_mismatch'
+    | 'checkpoint_invalid'
+    | 'not_logged'
+    | 'tail_lost'
+    | 'checkpoint_fork';
   index?: number;
   verification_id?: string;
   detail: string;
@@ -38,6 +49,8 @@ export interface AuditOptions {
    * origin, so the operator's key file alone identifies the key); omit to skip the signature check.
    */
   verifierKeyFor?: (origin: string) => string;
+  /** A tree head published earlier, which the store's tree must contain (same root at that size). */
+  published?: { size: number; root: Buffer };
 }
 
 export async function auditLog(store: TransparencyLogStore, options: AuditOptions = {}): Promise<AuditReport> {
@@ -58,6 +71,8 @@ export async function auditLog(store: TransparencyLogStore, options: AuditOption
   let size = 0;
   let frontier: Hash[] = [];
   let checked = 0;
+  const published = options.published;
+  let rootAtPublished: Hash | null = published?.size === 0 ? appendLeaves(0, [], []).root : null;
   for (;;) {
     const rows = await store.logAuditPage(size, PAGE);
     if (rows.length === 0) break;
@@ -76,6 +91,9 @@ export async function auditLog(store: TransparencyLogStore, options: AuditOption
       }
       leaves.push(leaf);
     }
+    if (published && size < published.size && size + leaves.length >= published.size) {
+      rootAtPublished = appendLeaves(size, frontier, leaves.slice(0, published.size - size)).root;
+    }
     const grown = appendLeaves(size, frontier, leaves);
     size = grown.size;
     frontier = grown.frontier;
@@ -87,6 +105,11 @@ export async function auditLog(store: TransparencyLogStore, options: AuditOption
     const root = appendLeaves(size, frontier, []).root;
     if (size !== head.size || !root.equals(head.root)) {
       add({ kind: 'root_mismatch', detail: `the entries rebuild a tree of ${size} with root ${root.toString('base64')}; the head says ${head.size} with ${head.root.toString('base64')}` });
+    }
+    if (published && size < published.size) {
+      add({ kind: 'tail_lost', detail: `the store's log has ${size} entries; a checkpoint published ${published.size}: entries ${size}–${published.size - 1} are not in this store` });
+    } else if (published && rootAtPublished && !rootAtPublished.equals(published.root)) {
+      add({ kind: 'checkpoint_fork', detail: `the store's first ${published.size} entries hash to ${rootAtPublished.toString('base64')}, not to the published root ${published.root.toString('base64')}` });
     }
     let queued = 0;
     for (const u of await store.logUnlogged(MAX_FINDINGS)) {
