@@ -76,6 +76,22 @@ describe('the invoice example (docs/protocol.md#worked-example)', () => {
 const simple = (output: string, extra = '') =>
   `{"task_id":"t","expected_schema":{"type":"object"},"submitted_output":${output}${extra}}`;
 
+describe('multipleOf with a divisor of the form M × 10^E, E > 0', () => {
+  it('fails integers that are no multiple, on the first and on later verifications', () => {
+    for (const m of [1e21, 1e22, 1e25, 1e30, 1e100, 1e308]) {
+      for (const n of [7, 900, 32400]) {
+        const parsed = parseVerificationRequest(`{"task_id":"t","expected_schema":{"multipleOf":${m}},"submitted_output":${n}}`);
+        // through a cache: the second verification runs the schema's generated code
+        const cached = createVerifier({ engine: createSchemaCache({ engine, max: 4 }) });
+        for (const v of [cached.evaluate(parsed, { schemaKey: 'k' }), cached.evaluate(parsed, { schemaKey: 'k' })]) {
+          expect(v.result, `${n} multipleOf ${m}`).toBe('fail');
+          expect(v.blocking_checks).toEqual(['schema:multipleOf']);
+        }
+      }
+    }
+  });
+});
+
 describe('built-in integrity checks', () => {
   it('fails integrity:unique_keys on a duplicated key inside the output', () => {
     const v = verify(simple('{"a":1,"b":{"x":1,"x":2}}'));

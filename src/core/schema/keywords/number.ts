@@ -60,21 +60,28 @@ const TEN = 10n;
  * `multipleOf` with no tolerance: whether n / m is an integer, computed on the
  * decimal values (scaled to integers with BigInt), so 1.000000000001 is not a
  * multiple of 1 and 9007199254740993-sized multiples beyond 2^53 are judged exactly.
+ * The closures and the generated code (codegen.ts) both call this one test.
  */
 export function multipleOfTest(m: number): (n: number) => boolean {
   const dm = decimalOf(m);
   const mInt = Number.isSafeInteger(m);
-  // m = M / 10^k with M below 10^15: n with at most k decimals is r / 10^k, exact in doubles
-  const k = dm.e < 0 ? -dm.e : 0;
+  // m = M / 10^k with M below 10^15 and k >= 0: an n with at most k decimals is r / 10^k,
+  // exact in doubles. Only a divisor written with decimals (E <= 0) has that form: for
+  // M × 10^E with E > 0 (1e21, 2e300) the exponent is no scale but part of the value.
+  const k = -dm.e;
   const scale = 10 ** k;
   const M = Number(dm.m);
-  const fast = !mInt && k <= 15 && Math.abs(M) < 1e15;
+  const fast = !mInt && dm.e <= 0 && k <= 15 && Math.abs(M) < 1e15;
   return (n) => {
     // safe integers: the double arithmetic is exact
     if (mInt && Number.isSafeInteger(n)) return n % m === 0;
     // a multiple of an integer is an integer
     if (mInt && !Number.isInteger(n)) return false;
     if (n === 0) return true;
+    // Shortest round-trip decimals keep the order of the doubles they stand for (each lies
+    // in its own double's rounding interval), so |n| < m as doubles means as decimals too,
+    // and a nonzero multiple is at least m.
+    if (n < m && n > -m) return false;
     if (fast) {
       const r = Math.round(n * scale);
       // Decimals of at most 15 significant digits round-trip through doubles uniquely, so
