@@ -15,4 +15,15 @@ export {
   type VerifierClient,
   type VerifierClientOptions,
 } from './verifier-client.js';
+export {
+  feedbackText,
+  RepairLoopError,
+  type RegenerateFeedback,
+  type Regenerate,
+  type RepairAttempt,
+  type RepairLoopErrorCode,
+  type VerifyAndRepairOptions,
+  type VerifyAndRepairResult,
+} from './repair-loop.js';
+export { applyRepairs, RepairError, type ApplyRepairsOptions, type RepairRecord, type RepairResult } from '../repair/apply-repairs.js';
 export type * from './types.js';

@@ -7,6 +7,10 @@
  * with them, so a drift on either side fails the tests.
  */
 
+import type { Repair } from '../repair/apply-repairs.js';
+
+export type { JsonPatchOperation, Repair, RepairOption } from '../repair/apply-repairs.js';
+
 /** Any JSON value. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
@@ -93,6 +97,8 @@ export interface Hint {
   path: string;
   expected: string;
   found: string;
+  /** A known fix as JSON Patch against `submitted_output` (docs/protocol.md#repairs); absent when none is known. */
+  repair?: Repair;
 }
 
 export interface VerifyBlock {
@@ -118,7 +124,8 @@ export interface Attestation {
 export interface Receipt {
   /** `warnings` (compact form only): the number of warning flags the compact form does not list. */
   summary: { result: 'pass' | 'fail'; blocking_checks: string[]; warnings?: number };
-  next_actions: Array<Record<string, string>>;
+  /** e.g. `{"action":"repair_and_reverify","using":"hints"}`, `{"action":"apply_repairs","count":2}`. */
+  next_actions: Array<Record<string, string | number>>;
   result: 'pass' | 'fail';
   verification_id: string;
   task_id: string;

@@ -11,6 +11,7 @@ import type { SettleResponse } from '@x402/core/types';
 import type { ClientEvmSigner } from '@x402/evm';
 import { verifyReceiptPortable } from '../receipts/verify-receipt-portable.js';
 import type { ReceiptVerification } from '../receipts/receipt-verifier.js';
+import { runRepairLoop, type VerifyAndRepairOptions, type VerifyAndRepairResult } from './repair-loop.js';
 import type {
   AllowanceState,
   ApiErrorBody,
@@ -71,8 +72,15 @@ export interface CheckReceiptOptions {
 
 export interface VerifierClient {
   readonly baseUrl: string;
-  /** POST /verify/schema: the signed receipt (pass or fail). */
-  verify(request: VerificationRequest): Promise<Paid<Receipt>>;
+  /** POST /verify/schema: the signed receipt (pass or fail). `signal` aborts the call. */
+  verify(request: VerificationRequest, options?: { signal?: AbortSignal }): Promise<Paid<Receipt>>;
+  /**
+   * The repair loop (docs/repair.md): verify; apply the receipt's determined repairs and verify
+   * again; when no repair is left, call `regenerate` with the remaining hints and verify its
+   * answer. Resolves with the pass and every receipt; rejects with a RepairLoopError (carrying
+   * the receipts so far) when attempts, time, the model or the body limit end it first.
+   */
+  verifyAndRepair(options: VerifyAndRepairOptions): Promise<VerifyAndRepairResult>;
   /**
    * POST /verify/batch: one signed receipt per item, in order, all or nothing. With payments on and
    * a `payer`, a 402 is paid once for the whole batch (N × the verification price).
@@ -261,12 +269,20 @@ export function createVerifierClient(options: VerifierClientOptions): VerifierCl
     return card;
   };
 
+  async function verify(request: VerificationRequest, opts: { signal?: AbortSignal } = {}): Promise<Paid<Receipt>> {
+    const init: RequestInit = { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(request) };
+    if (opts.signal) init.signal = opts.signal;
+    const { text, response } = await call('/verify/schema', init, true);
+    return paid<Receipt>(text, response);
+  }
+
   return {
     baseUrl,
 
-    async verify(request) {
-      const { text, response } = await call('/verify/schema', { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(request) }, true);
-      return paid<Receipt>(text, response);
+    verify,
+
+    verifyAndRepair(opts) {
+      return runRepairLoop((request, signal) => verify(request, { signal }), opts);
     },
 
     async verifyBatch(request) {
