@@ -14,10 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVerifierClient, RepairLoopError, type RegenerateFeedback, type VerificationRequest, type VerifierClient } from '../src/client/index.js';
 import { projectRoot, startApp, tempDir, type Running } from './http-helpers.js';
 
-const INVOICE = JSON.parse(readFileSync(path.join(projectRoot, 'test', 'fixtures', 'invoice-pass.request.json'), 'utf8')) as VerificationRequest & {
-  submitted_output: { total: number; line_items: Array<{ line_total: number }> };
-};
-const GOOD = INVOICE.submitted_output;
+const INVOICE = JSON.parse(readFileSync(path.join(projectRoot, 'test', 'fixtures', 'invoice-pass.request.json'), 'utf8')) as VerificationRequest;
+const GOOD = INVOICE.submitted_output as { total: number; line_items: Array<{ line_total: number }>; [key: string]: unknown };
 /** Wrong total: the sum rule fails, with two possible fixes (so nothing is determined). */
 const wrongTotal = (taskId: string): VerificationRequest => ({ ...INVOICE, task_id: taskId, submitted_output: { ...GOOD, total: 135 } });
 
