@@ -194,9 +194,20 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 export const ID_PATTERN = '^[^\\u0000-\\u001f\\u007f]*$';
 
 /**
+ * The character part of the id rule, for any id (also one the service issued, such as a
+ * verification id in a URL path): no control character, no lone surrogate (a text no
+ * database stores as sent and RFC 8785 cannot write). The problem, or null.
+ */
+export function idCharactersProblem(value: string): string | null {
+  if (CONTROL.test(value)) return 'contains a control character (U+0000-U+001F or U+007F)';
+  if (!isWellFormed(value)) return 'contains a lone surrogate (an unpaired UTF-16 code unit)';
+  return null;
+}
+
+/**
  * The one rule for task_id and agent_id, wherever an id arrives (request body, URL
  * path, tool arguments): a string of 1 to 200 code points without control characters
- * (U+0000–U+001F, U+007F). Returns the problem, or null when the id is acceptable.
+ * (U+0000–U+001F, U+007F) or lone surrogates. Returns the problem, or null when the id is acceptable.
  */
 export function identifierProblem(field: 'task_id' | 'agent_id', value: unknown): FieldProblem | null {
   const fix = `Send '${field}' as a string of 1 to ${MAX_ID_LENGTH} characters without control characters.`;
@@ -204,8 +215,8 @@ export function identifierProblem(field: 'task_id' | 'agent_id', value: unknown)
   const n = codePoints(value);
   if (n < 1) return { field, problem: 'must not be empty', fix };
   if (n > MAX_ID_LENGTH) return { field, problem: `is longer than ${MAX_ID_LENGTH} characters`, fix };
-  if (CONTROL.test(value)) return { field, problem: 'contains a control character (U+0000-U+001F or U+007F)', fix };
-  return null;
+  const problem = idCharactersProblem(value);
+  return problem === null ? null : { field, problem, fix };
 }
 
 function checkId(body: Record<string, Json>, key: 'task_id' | 'agent_id', required: boolean, problems: FieldProblem[]): string | null {

@@ -9,7 +9,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import fastifyCors from '@fastify/cors';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody } from '../errors.js';
 
 export interface HygieneOptions {
@@ -71,10 +71,30 @@ export function corsOptions(origin: '*' | string[]) {
 }
 
 /**
- * CORS for any origin, as @fastify/cors answers with corsOptions('*') (the default setting): the same
- * headers, the same strict preflight (400 without Origin or Access-Control-Request-Method, else 204), the
- * same catch-all OPTIONS route. Its header values are fixed strings here, where the plugin copies its
- * options and joins its lists on every request.
+ * Whether a request is an OPTIONS request but not a CORS preflight (which carries both Origin and
+ * Access-Control-Request-Method). Such a request is an ordinary one: CORS leaves it to the routes, so a
+ * route that takes OPTIONS answers it and any other path answers 405 (with Allow) or 404 in the one
+ * error shape, as with CORS off, rather than the plugin's plain-text 400.
+ */
+function isBareOptions(request: FastifyRequest): boolean {
+  return request.raw.method === 'OPTIONS' && (!request.headers.origin || !request.headers['access-control-request-method']);
+}
+
+/**
+ * @fastify/cors options resolved per request: corsOptions(origin), except for a bare OPTIONS, which gets
+ * `origin: false` (the plugin then adds nothing and passes the request on to the routes).
+ */
+export function corsDelegator(origin: '*' | string[]) {
+  const cors = corsOptions(origin);
+  const bare = { origin: false };
+  return () => (request: FastifyRequest, callback: (error: Error | null, options: object) => void) => callback(null, isBareOptions(request) ? bare : cors);
+}
+
+/**
+ * CORS for any origin, as @fastify/cors answers with corsOptions('*') (the default setting) and a
+ * bare OPTIONS left to the routes: the same headers, the same preflight (204), the same catch-all
+ * OPTIONS route. Its header values are fixed strings here, where the plugin copies its options and
+ * joins its lists on every request.
  */
 function anyOriginCors(app: FastifyInstance): void {
   const exposed = EXPOSED.join(', ');
@@ -84,14 +104,10 @@ function anyOriginCors(app: FastifyInstance): void {
   app.decorateRequest('corsPreflightEnabled', false);
   app.addHook('onRequest', (request, reply, done) => {
     // A route may turn CORS off (config.cors false), as with the plugin.
-    if ((request.routeOptions.config as { cors?: unknown } | undefined)?.cors === false) return done();
+    if ((request.routeOptions.config as { cors?: unknown } | undefined)?.cors === false || isBareOptions(request)) return done();
     reply.header('Access-Control-Allow-Origin', '*');
     reply.header('Access-Control-Expose-Headers', exposed);
     if (request.raw.method !== 'OPTIONS') return done();
-    if (!request.headers.origin || !request.headers['access-control-request-method']) {
-      void reply.status(400).type('text/plain').send('Invalid Preflight Request');
-      return;
-    }
     (request as unknown as { corsPreflightEnabled: boolean }).corsPreflightEnabled = true;
     reply.header('Access-Control-Allow-Methods', methods);
     reply.header('Access-Control-Allow-Headers', allowedHeaders);
@@ -123,7 +139,7 @@ async function hygiene(app: FastifyInstance, options: HygieneOptions): Promise<v
   if (options.corsOrigins === '*') {
     anyOriginCors(app);
   } else if (options.corsOrigins !== false) {
-    await app.register(fastifyCors, corsOptions(options.corsOrigins));
+    await app.register(fastifyCors, corsDelegator(options.corsOrigins));
   }
   if (options.metricsToken) {
     const expected = digest(`Bearer ${options.metricsToken}`);

@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, invalidRequest } from '../errors.js';
 import type { TransparencyLog } from '../log/index.js';
 import { parseTilePath, TILE_WIDTH } from '../log/tiles.js';
+import { verificationIdParams } from './schemas.js';
 
 export interface LogRoutesOptions {
   log: TransparencyLog;
@@ -62,7 +63,7 @@ export async function logRoutes(app: FastifyInstance, options: LogRoutesOptions)
       schema: {
         summary: 'Index, inclusion proof and checkpoint of a receipt in the transparency log',
         tags: ['log'],
-        params: { type: 'object', required: ['verification_id'], properties: { verification_id: { type: 'string', minLength: 1, maxLength: 200 } } },
+        params: verificationIdParams,
       },
     },
     async (request, reply) => {

@@ -21,6 +21,7 @@ import type { PaymentEncoding } from '../payments/transport.js';
 import type { Pipeline } from '../service/pipeline.js';
 import { createClientKeyResolver } from './client-key.js';
 import { hygiene } from './hygiene.js';
+import { checkPathIds } from './path-ids.js';
 import { discoveryRoutes } from './discovery-routes.js';
 import { toErrorBody } from './errors.js';
 import { logRoutes, type LogRoutesOptions } from './log-routes.js';
@@ -62,6 +63,8 @@ export interface HttpServerOptions {
 export interface HttpServer {
   app: FastifyInstance;
   metrics: HttpMetrics;
+  /** Every route as `METHOD /url`, as registered (the CORS catch-all OPTIONS aside). */
+  readonly routes: readonly string[];
   /** Stop taking new requests (503) while in-flight ones finish; then closes Fastify. */
   close(): Promise<void>;
   readonly closing: boolean;
@@ -82,14 +85,17 @@ function trustHops(n: number): (address: string, hop: number) => boolean {
 
 /** Matches request paths against the registered route patterns, to tell 405 from 404. */
 function createRouteIndex() {
-  const routes: Array<{ method: string; re: RegExp }> = [];
+  const routes: Array<{ method: string; url: string; re: RegExp }> = [];
   return {
     add(method: string | string[], url: string) {
       const pattern = url
         .split('/')
         .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg === '*' ? '.*' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
         .join('/');
-      for (const m of Array.isArray(method) ? method : [method]) routes.push({ method: m.toUpperCase(), re: new RegExp(`^${pattern}/?$`) });
+      for (const m of Array.isArray(method) ? method : [method]) routes.push({ method: m.toUpperCase(), url, re: new RegExp(`^${pattern}/?$`) });
+    },
+    list(): string[] {
+      return routes.map((r) => `${r.method} ${r.url}`);
     },
     methodsFor(path: string): string[] {
       return [...new Set(routes.filter((r) => r.re.test(path)).map((r) => r.method))];
@@ -138,6 +144,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     if (route.method === 'OPTIONS' && (route.url === '*' || route.url === '/*')) return;
     routeIndex.add(route.method, route.url);
   });
+  checkPathIds(app);
   await app.register(hygiene, {
     corsOrigins: config.corsOrigins,
     metricsToken: config.metricsToken,
@@ -251,6 +258,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
   return {
     app,
     metrics,
+    routes: routeIndex.list(),
     get closing() {
       return closing;
     },
