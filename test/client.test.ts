@@ -157,7 +157,7 @@ describe('client against a live server (payments off)', () => {
 
   it('the wire types name exactly the properties of the published schemas', () => {
     // Each record must list every key of its type (the compiler checks both directions through `satisfies`).
-    const requestKeys = { task_id: 1, agent_id: 1, expected_schema: 1, submitted_output: 1, strict_content_check: 1, bounds: 1, rules: 1, enforce_rules: 1, detail: 1 } satisfies Record<keyof VerificationRequest, 1>;
+    const requestKeys = { task_id: 1, agent_id: 1, expected_schema: 1, submitted_output: 1, strict_content_check: 1, bounds: 1, rules: 1, enforce_rules: 1, detail: 1, strict_schema: 1 } satisfies Record<keyof VerificationRequest, 1>;
     const receiptKeys = {
       summary: 1, next_actions: 1, result: 1, verification_id: 1, task_id: 1, agent_id: 1, output_hash: 1, schema_hash: 1, rules_hash: 1,
       request_hash: 1, verified_at: 1, verifier_version: 1, enforce_rules: 1, strict_content_check: 1, errors: 1, errors_total: 1,

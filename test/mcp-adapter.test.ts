@@ -103,7 +103,7 @@ describe('tools/list', () => {
     const verify = tools.find((t) => t.name === 'verify_schema')!;
     expect(verify.inputSchema.required).toEqual(['task_id', 'expected_schema', 'submitted_output']);
     expect(Object.keys(verify.inputSchema.properties ?? {})).toEqual([
-      'task_id', 'agent_id', 'expected_schema', 'submitted_output', 'strict_content_check', 'bounds', 'rules', 'enforce_rules', 'detail',
+      'task_id', 'agent_id', 'expected_schema', 'submitted_output', 'strict_content_check', 'bounds', 'rules', 'enforce_rules', 'detail', 'strict_schema',
     ]);
     expect(verify.outputSchema?.anyOf).toHaveLength(3);
     expect(verify.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });

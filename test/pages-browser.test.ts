@@ -118,6 +118,29 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('pages in Chromium', () => {
     await page.close();
   });
 
+  it('playground: a schema typo is an error while strict schema is on (the default); off, the pass is amber with its warning count', async () => {
+    const page = await open(`${app.base}/`);
+    await page.selectOption('#example', 'invoice-fixed');
+    expect(await page.locator('#strict_schema').isChecked()).toBe(true);
+    const schema = await page.locator('#schema').inputValue();
+    expect(schema).toContain('"minimum": 1');
+    await page.fill('#schema', schema.replace('"minimum": 1', '"minimun": 1'));
+    await page.click('#verify');
+    await expect.poll(() => page.locator('#verdict').getAttribute('class')).toContain('error');
+    expect(await page.locator('#verdict').textContent()).toContain('expected_schema.properties.line_items.items.properties.qty.minimun');
+
+    await page.locator('#strict_schema').uncheck();
+    await page.click('#verify');
+    await expect.poll(() => page.locator('#verdict').getAttribute('data-result')).toBe('pass');
+    expect(await page.locator('#verdict').getAttribute('data-schema-warnings')).toBe('1');
+    const badge = page.locator('#verdict-title .badge');
+    expect(await badge.textContent()).toBe('pass — 1 schema warning');
+    expect(await badge.getAttribute('class')).toBe('badge warn');
+    expect(await page.locator('#schema-warnings').isVisible()).toBe(true);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'playground-schema-warning.png'), fullPage: true });
+    await page.close();
+  });
+
   it('receipt page: the signature is valid in the page; a changed byte or request is named by the failing check, with the API blocked', async () => {
     const res = await postJson(app.base, '/verify/schema', invoice);
     expect(res.status).toBe(200);

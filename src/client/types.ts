@@ -50,6 +50,11 @@ export interface VerificationRequest {
   rules?: Rule[] | null;
   enforce_rules?: boolean;
   detail?: 'full' | 'compact';
+  /**
+   * When true, an unknown schema keyword or format (a typo, which checks nothing) is a
+   * 422 `invalid_request` naming each one, before anything is charged. Not hashed.
+   */
+  strict_schema?: boolean;
 }
 
 /** One output of a batch: its own task and agent; schema, bounds and rules are shared. */
@@ -122,9 +127,15 @@ export interface Attestation {
  * form only (`detail: "full"`, the default); the compact form leaves them out.
  */
 export interface Receipt {
-  /** `warnings` (compact form only): the number of warning flags the compact form does not list. */
-  summary: { result: 'pass' | 'fail'; blocking_checks: string[]; warnings?: number };
-  /** e.g. `{"action":"repair_and_reverify","using":"hints"}`, `{"action":"apply_repairs","count":2}`. */
+  /**
+   * `warnings` (compact form only): the number of warning flags the compact form does not list.
+   * `schema_warnings` (present only when above 0): unknown keywords and formats in the schema, which check nothing.
+   */
+  summary: { result: 'pass' | 'fail'; blocking_checks: string[]; warnings?: number; schema_warnings?: number };
+  /**
+   * e.g. `{"action":"repair_and_reverify","using":"hints"}`, `{"action":"apply_repairs","count":2}`;
+   * `{"action":"review_schema_warnings","count":1}` first on a pass whose schema has unknown keywords.
+   */
   next_actions: Array<Record<string, string | number>>;
   result: 'pass' | 'fail';
   verification_id: string;

@@ -1,6 +1,6 @@
 /**
  * @module JSON Patch (RFC 6902) over JSON Pointers (RFC 6901): the form in which a
- * verdict's hints carry repairs (docs/protocol.md#repairs). Pure: `applyPatch`
+ * verdict's hints carry repairs. Pure: `applyPatch`
  * never mutates its input and returns a new document; an operation that cannot
  * apply (a path that does not exist, a failed `test`) throws a
  * `JsonPatchError` naming the operation and the pointer, and nothing is half

@@ -47,6 +47,7 @@ describe('parseVerificationRequest: valid requests', () => {
       rules: null,
       enforce_rules: false,
       detail: 'full',
+      strict_schema: false,
     });
     expect(p.suppliedBounds).toBeNull();
     expect(p.suppliedRules).toBeNull();

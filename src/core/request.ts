@@ -41,6 +41,7 @@ const TOP_LEVEL = [
   'rules',
   'enforce_rules',
   'detail',
+  'strict_schema',
 ] as const;
 const TOP_LEVEL_SET = new Set<string>(TOP_LEVEL);
 
@@ -298,6 +299,7 @@ function buildParsedRequest(value: Json, findings: Findings): ParsedRequest {
 
   const strict_content_check = checkBoolean(value, 'strict_content_check', problems);
   const enforce_rules = checkBoolean(value, 'enforce_rules', problems);
+  const strict_schema = checkBoolean(value, 'strict_schema', problems);
 
   let detail: Detail = 'full';
   if (hasOwn(value, 'detail') && value.detail !== null) {
@@ -323,6 +325,7 @@ function buildParsedRequest(value: Json, findings: Findings): ParsedRequest {
     rules,
     enforce_rules,
     detail,
+    strict_schema,
   };
   return {
     request,

@@ -57,8 +57,8 @@ describe('buildResponse', () => {
     const r = buildResponse(v, meta, 'compact');
     expect(r.result).toBe('pass');
     // Two failing prices under one bound, the negative total under the other, and the "requried" typo.
-    expect(r.summary).toEqual({ result: 'pass', blocking_checks: [], warnings: 4 });
+    expect(r.summary).toEqual({ result: 'pass', blocking_checks: [], warnings: 4, schema_warnings: 1 });
     const enforced = createVerifier({ engine: createSchemaEngine() }).evaluate(parseVerificationRequest(JSON.stringify({ ...request, enforce_rules: true })));
-    expect(buildResponse(enforced, meta, 'compact').summary).toEqual({ result: 'fail', blocking_checks: ['bounds:range'], warnings: 1 });
+    expect(buildResponse(enforced, meta, 'compact').summary).toEqual({ result: 'fail', blocking_checks: ['bounds:range'], warnings: 1, schema_warnings: 1 });
   });
 });

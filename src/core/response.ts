@@ -16,7 +16,11 @@ export interface ResponseMeta {
   verifier_version: string;
 }
 
-export type ResponseSummary = { result: 'pass' | 'fail'; blocking_checks: string[] };
+/**
+ * `schema_warnings` is present only when the schema has unknown keywords or formats (each
+ * checks nothing), so responses to schemas without any keep their exact bytes.
+ */
+export type ResponseSummary = { result: 'pass' | 'fail'; blocking_checks: string[]; schema_warnings?: number };
 
 /**
  * The compact form drops the flag list, so its summary carries the number of
@@ -81,9 +85,12 @@ export function buildResponse(verdict: Verdict, meta: ResponseMeta, detail: Deta
   // Plain object literals (no spreads): this runs once per request on the hot path,
   // and literal shapes keep V8 on its fast properties path.
   const summary: ResponseSummary = { result: verdict.result, blocking_checks: verdict.blocking_checks.slice() };
+  if (verdict.schema_warnings !== undefined && verdict.schema_warnings > 0) summary.schema_warnings = verdict.schema_warnings;
   if (detail === 'compact') {
+    const compact: CompactSummary = { result: summary.result, blocking_checks: summary.blocking_checks, warnings: verdict.warnings_total };
+    if (verdict.schema_warnings !== undefined && verdict.schema_warnings > 0) compact.schema_warnings = verdict.schema_warnings;
     return {
-      summary: { result: summary.result, blocking_checks: summary.blocking_checks, warnings: verdict.warnings_total },
+      summary: compact,
       next_actions: verdict.next_actions,
       result: verdict.result,
       verification_id: meta.verification_id,

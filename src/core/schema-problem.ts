@@ -5,7 +5,8 @@
  * `$ref`s are named, never fetched).
  */
 import type { FieldProblem } from '../errors.js';
-import type { SchemaCompileError } from './schema/engine.js';
+import type { SchemaCompileError, SchemaWarning } from './schema/engine.js';
+import { warningText } from './schema/unknown.js';
 import { requestField } from './request.js';
 
 /** `#/properties/a~1b/type` → `expected_schema.properties['a/b'].type`. */
@@ -87,4 +88,21 @@ function tooComplexProblem(p: Extract<SchemaCompileError['problem'], { kind: 'to
     problem: `is too complex to check within the work limits: ${p.reason} (${limit})`,
     fix: LIMIT_FIXES[p.limit] ?? 'Simplify the schema.',
   };
+}
+
+/**
+ * The 422 field problems of `strict_schema: true`: one per unknown keyword or format, at
+ * its schema location, with the closest known name when there is one.
+ */
+export function schemaWarningProblems(warnings: readonly SchemaWarning[]): FieldProblem[] {
+  return warnings.map((w) => ({
+    field: schemaPointerField(w.schemaPath),
+    problem: warningText(w),
+    fix:
+      w.suggestion !== null
+        ? `Write ${JSON.stringify(w.suggestion)} if that is what was meant; otherwise remove it, or send strict_schema false to accept it as a warning.`
+        : w.kind === 'unknown_keyword'
+          ? 'Remove it or use a keyword of the schema dialect (names starting with "x-" are accepted as annotations), or send strict_schema false to accept it as a warning.'
+          : 'Use a format the verifier knows (date, date-time, email, uri, uuid, ...) or a pattern, or send strict_schema false to accept it as a warning.',
+  }));
 }

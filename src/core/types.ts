@@ -46,6 +46,12 @@ export interface VerificationRequest {
   rules: Rule[] | null;
   enforce_rules: boolean;
   detail: Detail;
+  /**
+   * Unknown schema keywords and formats are a 422 instead of warnings. Decides whether a
+   * verdict is given at all, never what it says, so (like `detail`) it is not hashed.
+   * The parser always sets it; absent means false.
+   */
+  strict_schema?: boolean;
 }
 
 /** What strict parsing found inside `submitted_output` (fed to the integrity checks, docs/protocol.md#integrity-checks). */
@@ -96,7 +102,7 @@ export interface Hint {
   found: string;
 }
 
-export type NextAction = Record<string, string>;
+export type NextAction = Record<string, string | number>;
 
 /**
  * The verdict: everything in the response that verification decides. The
@@ -121,6 +127,8 @@ export interface Verdict {
   flags_total: number;
   /** Flags of severity `warning` (never blocking), counted past the list cap; the compact form reports it as `summary.warnings`. */
   warnings_total: number;
+  /** Unknown keywords and formats in the schema (each checks nothing), counted past the list cap; 0 when none. */
+  schema_warnings?: number;
   flags_omitted: number;
   hints: Hint[];
   hints_total: number;

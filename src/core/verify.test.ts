@@ -327,3 +327,52 @@ describe('schemas invalid against their meta-schema', () => {
     expect(v.result).toBe('pass');
   });
 });
+
+describe('schema warnings and strict_schema (docs/protocol.md#schema-warnings)', () => {
+  const typo = {
+    task_id: 't',
+    expected_schema: { type: 'object', properties: { qty: { type: 'integer', minimun: 1 }, at: { type: 'string', format: 'date-tim' } } },
+    submitted_output: { qty: 0, at: 'x' },
+  };
+
+  it('a pass with a typo asks for a review first and never offers payment alone', () => {
+    const v = verify(typo);
+    expect(v.result).toBe('pass');
+    expect(v.schema_warnings).toBe(2);
+    expect(v.next_actions[0]).toEqual({ action: 'review_schema_warnings', count: 2 });
+    expect(v.next_actions.find((a) => a.action === 'proceed_to_payment')).toEqual({ action: 'proceed_to_payment', for: 'buyer', after: 'review_schema_warnings' });
+    expect(v.flags.map((f) => f.check)).toEqual(['schema:unknown_keyword', 'schema:unknown_format']);
+    // The verdict itself is what JSON Schema says: counts are unchanged by a warning.
+    expect(v.schema_compliance).toEqual(verify({ ...typo, expected_schema: { type: 'object', properties: { qty: { type: 'integer' }, at: { type: 'string' } } } }).schema_compliance);
+  });
+
+  it('a fail with a typo keeps its repair action first', () => {
+    const v = verify({ ...typo, submitted_output: { qty: 'zero' } });
+    expect(v.result).toBe('fail');
+    expect(v.schema_warnings).toBe(2);
+    expect(v.next_actions).toEqual([{ action: 'repair_and_reverify', using: 'hints' }]);
+  });
+
+  it('strict_schema turns each unknown keyword and format into a 422 field', () => {
+    let err: unknown;
+    try {
+      verify({ ...typo, strict_schema: true });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ApiError);
+    const body = (err as ApiError).toBody();
+    expect(body.code).toBe('invalid_request');
+    expect(body.fields.map((f) => f.field)).toEqual(['expected_schema.properties.qty.minimun', 'expected_schema.properties.at.format']);
+    expect(body.fields[0].problem).toContain('did you mean "minimum"');
+    expect(body.fields[1].problem).toContain('did you mean "date-time"');
+  });
+
+  it('strict_schema without typos changes nothing, and must be a boolean', () => {
+    const clean = { task_id: 't', expected_schema: { type: 'integer', minimum: 1 }, submitted_output: 0 };
+    const strict = verify({ ...clean, strict_schema: true });
+    expect(strict).toEqual(verify(clean));
+    expect(strict.next_actions).toEqual([{ action: 'repair_and_reverify', using: 'hints' }]);
+    expect(() => verify({ ...clean, strict_schema: 'yes' })).toThrow(ApiError);
+  });
+});

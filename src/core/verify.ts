@@ -15,7 +15,7 @@ import { evaluateContent } from './content.js';
 import { pushBoundOutcomes } from './bounds.js';
 import { RULE_EVALUATORS, ruleCheckId } from './rules/index.js';
 import { buildVerdict, DEFAULT_LIST_CAP } from './verdict.js';
-import { schemaCompileProblem, schemaPointerField } from './schema-problem.js';
+import { schemaCompileProblem, schemaPointerField, schemaWarningProblems } from './schema-problem.js';
 
 /** A compiled-schema cache keyed by the caller (the schema hash), e.g. createSchemaCache(). */
 export interface SchemaSource {
@@ -97,6 +97,8 @@ export function createVerifier(options: VerifierOptions): Verifier {
     evaluate(parsed, opts) {
       const request = parsed.request;
       const compiled = compile(request.expected_schema, opts);
+      // A typo checks nothing: with strict_schema the caller asked for a 422 instead of a verdict.
+      if (request.strict_schema && compiled.warnings.length > 0) throw invalidRequest(schemaWarningProblems(compiled.warnings));
       const output = request.submitted_output;
       const strict = request.strict_content_check;
       let schema: SchemaEvaluation;
@@ -146,9 +148,18 @@ function asApiError(e: unknown): unknown {
 /**
  * Schema typos (unknown keywords and formats) as warning flags at their schema
  * location: never a check, never a change of result (the verdict is what JSON
- * Schema says), but never silent either.
+ * Schema says), but never silent either: a pass says first that the schema must
+ * be reviewed, and payment is offered only after that review.
  */
 function addSchemaWarnings(verdict: Verdict, warnings: readonly SchemaWarning[], listCap: number): void {
+  verdict.schema_warnings = warnings.length;
+  if (verdict.result === 'pass') {
+    verdict.next_actions = [
+      { action: 'review_schema_warnings', count: warnings.length },
+      { action: 'attach_receipt', for: 'seller' },
+      { action: 'proceed_to_payment', for: 'buyer', after: 'review_schema_warnings' },
+    ];
+  }
   for (const w of warnings) {
     if (verdict.flags.length < listCap) {
       verdict.flags.push({ check: `schema:${w.kind}`, field: schemaPointerField(w.schemaPath), severity: 'warning', detail: warningText(w) });

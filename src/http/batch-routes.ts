@@ -38,7 +38,7 @@ export interface BatchRoutesOptions {
   payments?: PaymentEncoding | null;
 }
 
-const SHARED_FIELDS = ['expected_schema', 'bounds', 'rules', 'enforce_rules', 'strict_content_check', 'detail'] as const;
+const SHARED_FIELDS = ['expected_schema', 'bounds', 'rules', 'enforce_rules', 'strict_content_check', 'detail', 'strict_schema'] as const;
 const ITEM_FIELDS = new Set(['task_id', 'agent_id', 'submitted_output']);
 const BATCH_FIELDS = new Set<string>([...SHARED_FIELDS, 'items']);
 
@@ -123,6 +123,7 @@ export async function batchRoutes(app: FastifyInstance, options: BatchRoutesOpti
             required: ['expected_schema', 'items'],
             properties: {
               expected_schema: { type: 'object' },
+              strict_schema: { type: 'boolean', default: false, description: 'An unknown schema keyword or format is a 422 for the whole batch (nothing taken or charged).' },
               items: {
                 type: 'array',
                 minItems: 1,

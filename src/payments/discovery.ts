@@ -25,6 +25,7 @@ const VERIFY_INPUT_SCHEMA = {
     rules: { type: ['array', 'null'] },
     enforce_rules: { type: ['boolean', 'null'] },
     detail: { enum: ['full', 'compact', null] },
+    strict_schema: { type: ['boolean', 'null'] },
   },
   additionalProperties: false,
 };

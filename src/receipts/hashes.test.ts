@@ -73,6 +73,16 @@ describe('request_hash test vectors (docs/protocol.md#hashes)', () => {
     expect(computeHashes(a)).toEqual(computeHashes(b));
   });
 
+  it('strict_schema is not part of request_hash: every vector hashes the same with it set', () => {
+    for (const v of requestHashVectorTexts()) {
+      const plain = parseVerificationRequest(v.request);
+      const strict = parseVerificationRequest(`${v.request.slice(0, -1)},"strict_schema":true}`);
+      expect(strict.request.strict_schema).toBe(true);
+      expect(computeHashes(plain).request_hash).toBe(v.request_hash);
+      expect(computeHashes(strict)).toEqual(computeHashes(plain));
+    }
+  });
+
   it('rules_hash covers bounds/rules exactly as supplied (defaults not filled)', () => {
     const v = requestHashVectors()[1];
     const parsed = fillDefaults(v.request);

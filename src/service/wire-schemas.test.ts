@@ -147,6 +147,7 @@ const validRequest: fc.Arbitrary<Obj> = fc
     strict_content_check: optional(nullable(fc.boolean())),
     enforce_rules: optional(nullable(fc.boolean())),
     detail: optional(nullable(fc.constantFrom('full', 'compact'))),
+    strict_schema: optional(nullable(fc.boolean())),
     bounds: optional(nullable(fc.dictionary(path, bound, { maxKeys: 3 }))),
     rules: optional(nullable(fc.array(rule, { maxLength: 3 }))),
   })

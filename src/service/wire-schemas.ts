@@ -105,6 +105,13 @@ export const VERIFICATION_REQUEST_SCHEMA = {
       description: 'When true, failed rules and bounds fail the result; when false they are warnings.',
     },
     detail: { type: ['string', 'null'], enum: ['full', 'compact', null], default: 'full', description: 'Response shape only; not hashed.' },
+    strict_schema: {
+      type: ['boolean', 'null'],
+      default: false,
+      description:
+        'When true, an unknown schema keyword or format (a typo such as "minimun", which checks nothing) is a 422 naming each one, before anything is charged; ' +
+        'when false it is a warning and a pass asks for review_schema_warnings first. Not hashed.',
+    },
   },
   required: ['task_id', 'expected_schema', 'submitted_output'],
   additionalProperties: false,
@@ -180,6 +187,11 @@ export const RECEIPT_SCHEMA = {
         result: { type: 'string', enum: ['pass', 'fail'] },
         blocking_checks: { type: 'array', items: { type: 'string' } },
         warnings: { type: 'integer', minimum: 0, description: 'Compact form only: the number of warning flags it does not list.' },
+        schema_warnings: {
+          type: 'integer',
+          minimum: 1,
+          description: 'Present only when the schema has unknown keywords or formats: how many (each checks nothing; see flags schema:unknown_keyword / schema:unknown_format).',
+        },
       },
     },
     next_actions: { type: 'array', items: { type: 'object' } },

@@ -21,6 +21,8 @@ interface Fields {
   rules: string;
   enforce_rules: boolean;
   strict_content_check: boolean;
+  /** On unless an example turns it off: a schema typo here is an error to fix, not a quiet pass. */
+  strict_schema: boolean;
 }
 
 const pretty = (v: unknown) => (v === undefined || v === null ? '' : JSON.stringify(v, null, 2));
@@ -35,6 +37,7 @@ function fieldsOf(request: Record<string, unknown>): Fields {
     rules: pretty(request.rules),
     enforce_rules: request.enforce_rules === true,
     strict_content_check: request.strict_content_check === true,
+    strict_schema: request.strict_schema !== false,
   };
 }
 
@@ -47,7 +50,7 @@ function parseField(text: string, optional: boolean): Parsed {
 }
 
 interface Receipt {
-  summary: { result: 'pass' | 'fail'; blocking_checks: string[] };
+  summary: { result: 'pass' | 'fail'; blocking_checks: string[]; schema_warnings?: number };
   result: 'pass' | 'fail';
   verification_id: string;
   errors_detail?: Array<{ check: string; path: string; expected: string; found: string; message: string }>;
@@ -113,7 +116,7 @@ function requestBody(f: Fields): string | null {
     if (!p.ok) return null;
     if (!('empty' in p)) parts.push(`${JSON.stringify(name)}:${text.trim()}`);
   }
-  parts.push(`"enforce_rules":${f.enforce_rules}`, `"strict_content_check":${f.strict_content_check}`);
+  parts.push(`"enforce_rules":${f.enforce_rules}`, `"strict_content_check":${f.strict_content_check}`, `"strict_schema":${f.strict_schema}`);
   return `{${parts.join(',')}}`;
 }
 
@@ -241,6 +244,10 @@ export function Playground({ site }: { site: Site }) {
               />{' '}
               Strict content check <span class="muted">(undeclared fields, placeholders)</span>
             </label>
+            <label>
+              <input type="checkbox" id="strict_schema" checked={fields.strict_schema} onChange={(e) => set('strict_schema', (e.target as HTMLInputElement).checked)} />{' '}
+              Strict schema <span class="muted">(an unknown keyword or format, e.g. a typo, is an error instead of a warning)</span>
+            </label>
           </div>
           <div class="row">
             <button type="submit" id="verify" disabled={body === null || busy}>
@@ -316,12 +323,21 @@ function Verdict({ outcome }: { outcome: Outcome }) {
   ];
   const marks: Mark[] = failed.map((f) => ({ path: f.path, check: f.check }));
   const pass = receipt.result === 'pass';
+  // A pass on a schema with unknown keywords or formats is not a plain pass: those checked nothing.
+  const schemaWarnings = receipt.summary.schema_warnings ?? 0;
+  const tone = pass && schemaWarnings > 0 ? 'warn' : receipt.result;
   return (
-    <section class={`verdict ${receipt.result}`} aria-labelledby="verdict-title" id="verdict" data-result={receipt.result}>
+    <section class={`verdict ${tone}`} aria-labelledby="verdict-title" id="verdict" data-result={receipt.result} data-schema-warnings={schemaWarnings}>
       <h2 id="verdict-title">
-        Result: <span class={`badge ${receipt.result}`}>{pass ? 'pass' : 'fail'}</span>
+        Result: <span class={`badge ${tone}`}>{pass ? (schemaWarnings > 0 ? `pass — ${plural(schemaWarnings, 'schema warning')}` : 'pass') : 'fail'}</span>
       </h2>
-      {pass ? (
+      {pass && schemaWarnings > 0 ? (
+        <p id="schema-warnings">
+          The schema has {schemaWarnings === 1 ? 'a keyword or format' : `${schemaWarnings} keywords or formats`} this verifier does not know (listed
+          below as <code>schema:unknown_keyword</code> / <code>schema:unknown_format</code>). Each checks nothing, so part of what the schema
+          seems to require was not checked. Fix the schema, or confirm the warnings are intended, before relying on this pass.
+        </p>
+      ) : pass ? (
         <p>Every blocking check passed. The seller can attach the receipt; the buyer can proceed to payment.</p>
       ) : (
         <p>
