@@ -214,8 +214,8 @@ export async function runRepairLoop(
   }
 }
 
-/** A JSON value from what regenerate returned: text is parsed as JSON; anything without a JSON form is undefined. */
-function asJson(value: unknown): JsonValue | undefined {
+/** A JSON value from what a model returned: text is parsed as JSON (a Markdown code fence around it is dropped); anything without a JSON form is undefined. */
+export function asJson(value: unknown): JsonValue | undefined {
   let parsed = value;
   if (typeof value === 'string') {
     // Models often wrap JSON in a Markdown code fence: the fence is not part of the answer.

@@ -85,4 +85,29 @@ describe('the packed package', () => {
     expect(pass.code, pass.stderr).toBe(0);
     expect(pass.stdout).toMatch(/^pass\b/);
   });
+
+  it('installs without the optional peers (ai, @langchain/core); the root and client entries load; an adapter entry loads and names the missing peer', async () => {
+    for (const peer of ['ai', '@langchain/core']) {
+      expect(() => readFileSync(path.join(app, 'node_modules', peer, 'package.json'))).toThrow();
+    }
+    const script = `
+      const root = await import('${pkg.name}');
+      const client = await import('${pkg.name}/client');
+      const aiSdk = await import('${pkg.name}/ai-sdk');
+      const langchain = await import('${pkg.name}/langchain');
+      const out = { root: typeof root.applyRepairs, client: typeof client.createVerifierClient, loop: typeof client.RepairLoopError };
+      const c = client.createVerifierClient({ baseUrl: 'http://127.0.0.1:9' });
+      const spec = { task_id: 't', expected_schema: {} };
+      out.ai = await aiSdk.generateVerifiedObject({ client: c, model: {}, prompt: 'x', verification: spec }).then(() => 'resolved', (e) => e.message);
+      out.langchain = await langchain.createVerifiedChain({ client: c, model: {}, verification: spec }).then(() => 'resolved', (e) => e.message);
+      console.log(JSON.stringify(out));
+    `;
+    const r = await sh('node', ['--input-type=module', '-e', script], app);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as Record<string, string>;
+    expect(out).toMatchObject({ root: 'function', client: 'function', loop: 'function' });
+    expect(out.ai).toMatch(/agent-output-verifier\/ai-sdk needs the optional peer dependency 'ai'.*npm install ai@5/);
+    expect(out.langchain).toMatch(/agent-output-verifier\/langchain needs the optional peer dependency '@langchain\/core'.*npm install @langchain\/core@1/);
+  });
 });
+
