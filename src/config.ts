@@ -216,6 +216,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     maxPatternSize: intSetting('SCHEMA_MAX_PATTERN_SIZE', get('SCHEMA_MAX_PATTERN_SIZE'), DEFAULT_WORK_LIMITS.maxPatternSize, 1, 1_000_000_000),
     maxCompiledSize: intSetting('SCHEMA_MAX_COMPILED_SIZE', get('SCHEMA_MAX_COMPILED_SIZE'), DEFAULT_WORK_LIMITS.maxCompiledSize, 1, 1_000_000_000),
     maxEvaluationSteps: intSetting('SCHEMA_MAX_EVALUATION_STEPS', get('SCHEMA_MAX_EVALUATION_STEPS'), DEFAULT_WORK_LIMITS.maxEvaluationSteps, 1, 1_000_000_000_000),
+    maxPropertyTables: intSetting('SCHEMA_MAX_PROPERTY_TABLES', get('SCHEMA_MAX_PROPERTY_TABLES'), DEFAULT_WORK_LIMITS.maxPropertyTables, 0, 10_000),
   };
 
   const verifyWorkers = intSetting('VERIFY_WORKERS', get('VERIFY_WORKERS'), 2, 0, 64);

@@ -1,12 +1,15 @@
 /**
  * @module Over HTTP, hostile schemas get a verdict or 422 too_complex (never a
  * hang, a 500 or a charge): the exponential $ref towers, huge counted repetition,
- * slow patterns, an unboundable backreference, and a meta-schema-invalid schema
- * (422 invalid_request three times in a row). The allowance is untouched by refusals.
+ * slow patterns, an unboundable backreference, a pattern of 260 Unicode property
+ * classes, and a meta-schema-invalid schema (422 invalid_request three times in a
+ * row). The allowance is untouched by refusals.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectErrorShape, postJson, startApp, tempDir } from './http-helpers.js';
 import type { Running } from './http-helpers.js';
+import type { PoolRunner } from '../src/service/pool-runner.js';
+import { propertyAlternation } from './unicode-properties.js';
 
 function tower(depth: number, keyword: string, ref = '$ref'): unknown {
   const defs: Record<string, unknown> = {};
@@ -64,5 +67,42 @@ describe('HTTP: work limits', () => {
       expect(ok.status).toBe(200);
       expect(ok.headers.get('free-allowance-remaining')).toBe(String(2 - i));
     }
+  });
+
+  it('answers 260 distinct Unicode property classes with 422 too_complex in milliseconds, wherever the pattern is, stopping no worker', async () => {
+    const p = propertyAlternation(260);
+    expect(p.length).toBeGreaterThan(5000);
+    const pool = srv.handle.runner as PoolRunner;
+    expect(typeof pool.aborted).toBe('function');
+    const stoppedBefore = pool.aborted();
+    const workers = async (): Promise<number> =>
+      Number(/^aov_verify_workers (\d+)$/m.exec(await (await fetch(`${srv.base}/metrics`)).text())?.[1]);
+    expect(await workers()).toBe(2);
+    const places: Array<[unknown, unknown, string]> = [
+      [{ pattern: p }, 'x', 'expected_schema.pattern'],
+      [{ type: 'object', patternProperties: { [p]: { type: 'string' } } }, { a: 'x' }, 'expected_schema.patternProperties'],
+      [{ type: 'object', propertyNames: { pattern: p } }, { a: 'x' }, 'expected_schema.propertyNames.pattern'],
+    ];
+    // a worker's first request also loads and compiles the engine itself: warm both up first (with refusals, never charged)
+    await Promise.all([0, 1, 2, 3].map(() => post({ type: [] }, 1).then((r) => r.arrayBuffer())));
+    const times: number[] = [];
+    for (const [schema, output, field] of places) {
+      for (let i = 0; i < 3; i++) {
+        const t0 = performance.now();
+        const res = await post(schema, output);
+        const body = (await res.json()) as Record<string, unknown> & { fields: Array<{ field: string; problem: string; fix: string }> };
+        times.push(performance.now() - t0);
+        expect(res.status, field).toBe(422);
+        expect(expectErrorShape(body, 'too_complex', 422), field).toBeNull();
+        expect(body.charged).toBe(false);
+        expect(body.fields[0].field.startsWith(field), body.fields[0].field).toBe(true);
+        expect(body.fields[0].problem).toContain('SCHEMA_MAX_PROPERTY_TABLES = 16');
+        expect(body.fields[0].fix).toContain('\\p{');
+      }
+    }
+    // judged from the pattern text, no table built: far inside the 1.5 s deadline
+    expect(Math.max(...times), times.map((t) => t.toFixed(0)).join(' ')).toBeLessThan(100);
+    expect(pool.aborted()).toEqual(stoppedBefore);
+    expect(await workers()).toBe(2);
   });
 });

@@ -66,6 +66,7 @@ const LIMIT_SETTINGS: Record<string, string> = {
   maxPatternSize: 'SCHEMA_MAX_PATTERN_SIZE',
   maxCompiledSize: 'SCHEMA_MAX_COMPILED_SIZE',
   maxEvaluationSteps: 'SCHEMA_MAX_EVALUATION_STEPS',
+  maxPropertyTables: 'SCHEMA_MAX_PROPERTY_TABLES',
 };
 
 const LIMIT_FIXES: Record<string, string> = {
@@ -76,6 +77,8 @@ const LIMIT_FIXES: Record<string, string> = {
   maxCompiledSize: 'Send a smaller schema: fewer or shorter patterns and enum/const values, or split the check into several requests.',
   maxEvaluationSteps:
     'Make the check cheaper: avoid applying the same subschemas many times (allOf/anyOf/oneOf over $refs), use simpler patterns on long strings, or send a smaller output.',
+  maxPropertyTables:
+    'Use fewer distinct Unicode property classes (\\p{…}) across the schema\'s patterns: one class such as \\p{L} or \\p{Script=Latin} covers what several narrower ones do, and an explicit range ([A-Za-z\\u00C0-\\u024F]) needs no table.',
   backreferencePaths:
     'Remove the backreference (e.g. list the alternatives explicitly, or compare the two fields with a rule), or bound the repetition it follows ({0,20} instead of + or *). Backreferences need a backtracking matcher, which is only used when it provably finishes quickly.',
 };

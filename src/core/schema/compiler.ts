@@ -92,7 +92,7 @@ export class Compiler {
   readonly state: CompileState;
 
   constructor(private readonly options: CompilerOptions) {
-    this.state = { dynamic: false, assertFormats: options.assertFormats, limits: options.limits, compiledSize: 0, warnings: [] as SchemaWarning[] };
+    this.state = { dynamic: false, assertFormats: options.assertFormats, limits: options.limits, compiledSize: 0, warnings: [] as SchemaWarning[], propertyTables: new Set<string>() };
     if (options.resources) for (const [k, v] of options.resources) this.extra.set(normalizeUri(k), v);
   }
 

@@ -104,6 +104,12 @@ export interface WorkLimits {
   maxCompiledSize: number;
   /** Steps of one evaluation: keyword evaluations plus pattern-matching work over the input. */
   maxEvaluationSteps: number;
+  /**
+   * Distinct Unicode property tables (`\p{…}`, `\P{…}`) of one schema's patterns. Building
+   * one scans every code point; counted from the pattern texts before any is built, the
+   * same whether a table is already built in this process or not.
+   */
+  maxPropertyTables: number;
 }
 
 export const DEFAULT_WORK_LIMITS: Readonly<WorkLimits> = Object.freeze({
@@ -111,6 +117,7 @@ export const DEFAULT_WORK_LIMITS: Readonly<WorkLimits> = Object.freeze({
   maxPatternSize: 5_000,
   maxCompiledSize: 200_000,
   maxEvaluationSteps: 20_000_000,
+  maxPropertyTables: 16,
 });
 
 export class SchemaCompileError extends Error {

@@ -20,6 +20,8 @@ export interface CompileState {
   compiledSize: number;
   /** Unknown keywords and formats found while compiling. */
   warnings: SchemaWarning[];
+  /** Unicode property tables the schema's patterns use so far (WorkLimits.maxPropertyTables). */
+  propertyTables: Set<string>;
 }
 
 export interface RefTarget {

@@ -11,6 +11,7 @@ import { ApiError } from '../../errors.js';
 import { parseVerificationRequest } from '../request.js';
 import { createVerifier } from '../verify.js';
 import { createSchemaCache, createSchemaEngine, DEFAULT_WORK_LIMITS, SchemaCompileError, type SchemaCompileProblem } from './index.js';
+import { propertyAlternation } from '../../../test/unicode-properties.js';
 
 const engine = createSchemaEngine();
 
@@ -76,6 +77,53 @@ describe('work limits: hostile schemas are refused, never run for long', () => {
     }
     // the same patterns on short input are fine
     for (const [pattern] of cases) expect(problem({ pattern }, 'aac'), pattern).toBeNull();
+  });
+
+  it('refuses 260 distinct Unicode property classes from the pattern text, before building their tables', () => {
+    const p = propertyAlternation(260);
+    const max = DEFAULT_WORK_LIMITS.maxPropertyTables;
+    const cases: Array<[Json, string]> = [
+      [{ pattern: p }, '#/pattern'],
+      [{ properties: { name: { pattern: p } } }, '#/properties/name/pattern'],
+      [{ patternProperties: { [p]: true } }, `#/patternProperties/${p}`],
+      [{ propertyNames: { pattern: p } }, '#/propertyNames/pattern'],
+    ];
+    for (const [schema, path] of cases) {
+      const t0 = performance.now();
+      expect(problem(schema, { a: 'x' })).toMatchObject({ kind: 'too_complex', limit: 'maxPropertyTables', max, path });
+      // building one table scans every code point; a refusal builds none
+      expect(performance.now() - t0).toBeLessThan(1000);
+    }
+  });
+
+  it('counts distinct property tables across the whole schema, each spelling of one table once', () => {
+    const e = createSchemaEngine({ limits: { maxPropertyTables: 3 } });
+    // gc=Lu, General_Category=Lu and Lu are one table, \P{…} uses the table of \p{…}, sc= is Script=
+    const three = { properties: { a: { pattern: '^\\p{Lu}\\P{gc=Lu}$' }, b: { pattern: '\\p{General_Category=Lu}|\\p{sc=Greek}' }, c: { pattern: '[\\p{Script=Greek}\\p{N}]' } } };
+    expect(problem(three, { a: 'Ab', b: 'λ', c: '7' }, e)).toBeNull();
+    expect(e.compile(three).evaluate({ a: 'Ab', b: 'λ', c: 'x' }).valid).toBe(false);
+    // a fourth table in another pattern of the same schema is one too many, named where it is used
+    const four = { properties: { ...three.properties, d: { pattern: '\\p{Script=Han}' } } };
+    expect(problem(four, {}, e)).toMatchObject({ kind: 'too_complex', limit: 'maxPropertyTables', max: 3, path: '#/properties/d/pattern' });
+    // a literal backslash followed by p is no property class
+    expect(problem({ pattern: '[\\\\p{L}]\\p{Lu}\\p{Ll}\\p{Lt}' }, 'x', e)).toBeNull();
+  });
+
+  it('gives the same answer whether the tables are already built in this process or not', () => {
+    // classes this file uses nowhere else: the first compile builds their tables
+    const classes = ['Soft_Dotted', 'Radical', 'Join_Control', 'Quotation_Mark', 'Sentence_Terminal'].map((b) => `\\p{${b}}`);
+    const e = createSchemaEngine({ limits: { maxPropertyTables: 4 } });
+    const over = { pattern: classes.join('|') };
+    const within = { pattern: classes.slice(0, 4).join('|') };
+    const outcome = (s: Json): string => {
+      const p = problem(s, 'x', e);
+      return p === null ? 'verdict' : p.kind === 'too_complex' ? p.limit : p.kind;
+    };
+    const outcomes = [over, within, over, within].map(outcome);
+    expect(outcomes).toEqual(['maxPropertyTables', 'verdict', 'maxPropertyTables', 'verdict']);
+    // every table built now, the five-table pattern is still refused
+    expect(problem({ pattern: classes.slice(4).join('|') }, 'x', e)).toBeNull();
+    expect(outcome(over)).toBe('maxPropertyTables');
   });
 
   it('refuses a backreference it cannot bound, saying why', () => {

@@ -63,7 +63,9 @@ export function patternOf(source: string, path: string, state?: CompileState): W
   let p: WeightedPattern;
   try {
     // a bounded pattern is valid exactly when V8 accepts it with `u`, which boundedPattern checks
-    p = boundedPattern(source) ?? compilePattern(source, { maxSize });
+    // the schema's Unicode property tables are counted across all its patterns
+    const propertyTables = state === undefined ? undefined : { counted: state.propertyTables, max: state.limits.maxPropertyTables };
+    p = boundedPattern(source) ?? compilePattern(source, { maxSize, propertyTables });
   } catch (e) {
     if (e instanceof PatternLimitError) {
       if (byTotal && e.limit === 'maxPatternSize') compiledSizeExceeded(state!, path);

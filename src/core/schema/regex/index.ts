@@ -34,16 +34,21 @@
  *  6. Every pattern has a size (counted repetition expanded; refused above a limit before
  *     anything is built) and a weight: its worst-case steps per input character on the
  *     matcher chosen, which the evaluation charges before each test (work limits).
+ *  7. Each distinct `\p{…}` table costs a scan of every code point the first time it is built
+ *     in a process (a few ms each, more on a busy machine; 260 of them ran into the deadline).
+ *     The tables a pattern needs are read from its text and counted against the caller's
+ *     budget (WorkLimits.maxPropertyTables) before any is built, so the answer does not
+ *     depend on which tables this process happens to have built already.
  *
  * We do not use V8's experimental linear engine (`--enable-experimental-regexp-engine`,
  * flag `l`): it cannot be combined with `u`, caps counted repetition at 16, rejects
  * lookarounds, and needs a process-wide V8 flag; steps 3–4 give the guarantee without it.
  *
  * Differences that cannot change a `test()` answer: lazy quantifiers are emitted greedy and
- * groups non-capturing. The first use of `\p{…}` builds a 2.2M-unit string of all code
- * points (kept for later property lookups); each distinct property then costs a few ms once.
+ * groups non-capturing.
  */
 import { PatternLimitError } from './limits.js';
+import { buildPropertyTables, propertyKeysOf } from './code-points.js';
 import { analyse, backreferenceMatcher } from './backreference.js';
 import { Parser, sizeOf } from './parser.js';
 import { compileRe2 } from './re2-emitter.js';
@@ -71,6 +76,12 @@ export interface CompiledPatternInfo extends CompiledPattern {
 export interface CompilePatternOptions {
   /** Largest accepted size (counted repetition expanded); default 5 000. */
   maxSize?: number;
+  /**
+   * The Unicode property tables already counted for the caller (a schema) and how many it
+   * may use (default: no limit). The pattern's new ones are added to `counted`, or it is
+   * refused (PatternLimitError `maxPropertyTables`) before any table is built.
+   */
+  propertyTables?: { counted: Set<string>; max: number };
 }
 
 export { PatternLimitError } from './limits.js';
@@ -101,6 +112,12 @@ export function compilePattern(source: string, options: CompilePatternOptions = 
   } catch (e) {
     throw new Error(shortReason(e, source));
   }
+  const keys = propertyKeysOf(source);
+  if (keys.length > 0) {
+    const budget = options.propertyTables;
+    if (budget !== undefined) countPropertyTables(keys, budget.counted, budget.max);
+    buildPropertyTables(keys);
+  }
   const ast = new Parser(source).parse();
   const size = sizeOf(ast, maxSize + 1);
   if (size > maxSize) {
@@ -119,6 +136,16 @@ export function compilePattern(source: string, options: CompilePatternOptions = 
   const automaton = compileAutomaton(ast);
   if (!automaton) throw new PatternLimitError('pattern is too large for the linear-time matcher', 'maxPatternSize', maxSize);
   return { source, engine: 'automaton', size, weight: 20 * size * (1 + automaton.lookarounds), test: (s) => automaton.test(s) };
+}
+
+function countPropertyTables(keys: readonly string[], counted: Set<string>, max: number): void {
+  let total = counted.size;
+  for (const k of keys) if (!counted.has(k)) total++;
+  if (total > max) {
+    const what = total === keys.length ? `pattern uses ${total}` : `schema's patterns use ${total}`;
+    throw new PatternLimitError(`the ${what} distinct Unicode property classes (\\p{…}), each a table of code points to build`, 'maxPropertyTables', max);
+  }
+  for (const k of keys) counted.add(k);
 }
 
 function shortReason(e: unknown, source: string): string {

@@ -7,7 +7,7 @@
 export class PatternLimitError extends Error {
   constructor(
     message: string,
-    readonly limit: 'maxPatternSize' | 'backreferencePaths',
+    readonly limit: 'maxPatternSize' | 'maxPropertyTables' | 'backreferencePaths',
     readonly max: number,
   ) {
     super(message);
