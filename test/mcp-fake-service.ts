@@ -83,6 +83,7 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
               bodyBytes: typeof source === 'string' ? Buffer.byteLength(source) : source.byteLength,
               taskId: parsed.request.task_id,
               agentId: parsed.request.agent_id,
+              requestHash: computeHashes(parsed).request_hash,
             };
             parsedOf.set(prepared, { parsed, stamp });
             return prepared;
@@ -239,6 +240,7 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
       agentId: parsed.request.agent_id,
       input: presigned.input,
       unsignedText: presigned.text,
+      requestHash: hashes.request_hash,
     };
     return { draft, signer };
   }

@@ -13,6 +13,9 @@ import type { ReceiptRecord } from '../src/store/store.js';
 import { createPaymentFixture, PAY_TO_EVM, PAY_TO_SOLANA, SOLANA_FEE_PAYER, type PaymentFixture } from './payments-helpers.js';
 
 const RESOURCE = { url: 'http://127.0.0.1/verify/schema', description: 'Verify an agent output', method: 'POST' as const };
+/** What the paid requests are named by (a request_hash): one payment is bound to one. */
+const REQUEST = 'e'.repeat(64);
+const requestNo = (i: number): string => i.toString(16).padStart(64, '0');
 
 /** The receipt a paid call produced, as the gate gets it (stored pending, published when settled). */
 function rec(verificationId: string, agentId: string | null = 'gate-agent'): ReceiptRecord {
@@ -90,7 +93,7 @@ describe('paying', () => {
   it('verifies, reserves, settles on chain and writes the ledger', async () => {
     const before = f.chain.balanceOf(BASE_USDC, f.buyer.address);
     const payload = await pay();
-    const auth = await f.gate.authorize('verify', RESOURCE, payload);
+    const auth = await f.gate.authorize('verify', RESOURCE, payload, REQUEST);
     expect(auth.ok).toBe(true);
     if (!auth.ok) return;
     expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before); // nothing moves before the work is done
@@ -108,36 +111,49 @@ describe('paying', () => {
     expect(await f.store.pendingSettlementFor('vid-1')).toBeNull();
     const all = await f.store.paymentEvents();
     expect(all.filter((e) => e.key.nonce === auth.ticket.key.nonce).map((e) => e.kind)).toEqual(['verified', 'settled']);
-    // A used authorization is refused afterwards.
-    const again = await f.gate.authorize('verify', RESOURCE, payload);
-    expect(again.ok).toBe(false);
+    // A used authorization is refused afterwards for another request; its own gets the receipt again.
+    expect(await f.gate.authorize('verify', RESOURCE, payload, requestNo(1))).toMatchObject({ ok: false, reason: 'payment_used_for_another_request' });
+    expect(await f.gate.authorize('verify', RESOURCE, payload, REQUEST)).toMatchObject({ ok: false, reason: 'paid_receipt' });
   });
 
-  it('lets exactly one of 50 concurrent uses of the same payment through', async () => {
+  it('lets exactly one of 50 concurrent uses of the same payment through, bound to its request', async () => {
     const before = f.chain.balanceOf(BASE_USDC, f.buyer.address);
     const payload = await pay();
-    const results = await Promise.all(Array.from({ length: 50 }, () => f.gate.authorize('verify', RESOURCE, structuredClone(payload))));
+    // 25 copies of one request and 25 other requests, all at once.
+    const requests = Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? REQUEST : requestNo(i)));
+    const results = await Promise.all(requests.map((r) => f.gate.authorize('verify', RESOURCE, structuredClone(payload), r)));
     const winners = results.filter((r) => r.ok);
     expect(winners).toHaveLength(1);
-    const losers = results.filter((r) => !r.ok) as Array<Extract<(typeof results)[number], { ok: false }>>;
-    expect(losers.every((r) => r.reason === 'payment_already_used')).toBe(true);
     const w = winners[0];
     if (!w.ok) return;
+    const bound = requests[results.indexOf(w)]!;
+    results.forEach((r, i) => {
+      if (r === w) return;
+      if (requests[i] === bound) {
+        // Its own request, while that one runs: under way, not refused (and nothing to fetch yet).
+        expect(r).toMatchObject({ ok: false, reason: 'settlement_pending', pending: { verificationId: null } });
+      } else {
+        expect(r).toMatchObject({ ok: false, reason: 'payment_used_for_another_request' });
+      }
+    });
     expect((await f.gate.settle(w.ticket, rec('vid-50'))).ok).toBe(true);
     expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 20000n);
     const replays = (await f.store.paymentEvents()).filter((e) => e.key.nonce === w.ticket.key.nonce && e.kind === 'replay_rejected');
-    expect(replays).toHaveLength(49);
+    expect(replays).toHaveLength(requests.filter((r) => r !== bound).length);
+    // Settled: its own request gets the receipt it bought, any other is refused.
+    expect(await f.gate.authorize('verify', RESOURCE, payload, bound)).toMatchObject({ ok: false, reason: 'paid_receipt', receipt: JSON.stringify({ verification_id: 'vid-50' }) });
+    expect(await f.gate.authorize('verify', RESOURCE, payload, requestNo(1000))).toMatchObject({ ok: false, reason: 'payment_used_for_another_request' });
   });
 
   it('releases the reservation when the work fails, so the same payment can be retried', async () => {
     const before = f.chain.balanceOf(BASE_USDC, f.buyer.address);
     const payload = await pay();
-    const first = await f.gate.authorize('verify', RESOURCE, payload);
+    const first = await f.gate.authorize('verify', RESOURCE, payload, REQUEST);
     expect(first.ok).toBe(true);
     if (!first.ok) return;
     await f.gate.cancel(first.ticket, 'internal_error');
     expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before);
-    const second = await f.gate.authorize('verify', RESOURCE, payload);
+    const second = await f.gate.authorize('verify', RESOURCE, payload, REQUEST);
     expect(second.ok).toBe(true);
     if (!second.ok) return;
     expect((await f.gate.settle(second.ticket, rec('vid-retry'))).ok).toBe(true);
@@ -147,7 +163,7 @@ describe('paying', () => {
   it('releases the reservation when settlement fails and reports it', async () => {
     const before = f.chain.balanceOf(BASE_USDC, f.buyer.address);
     const payload = await pay();
-    const auth = await f.gate.authorize('verify', RESOURCE, payload);
+    const auth = await f.gate.authorize('verify', RESOURCE, payload, REQUEST);
     if (!auth.ok) throw new Error(auth.message);
     f.chain.failNextWrites(1);
     const s = await f.gate.settle(auth.ticket, rec('vid-fail'));
@@ -161,7 +177,7 @@ describe('paying', () => {
     // No receipt anywhere: not published, not pending.
     expect(await f.store.getReceipt('vid-fail')).toBeNull();
     expect(await f.store.pendingSettlementFor('vid-fail')).toBeNull();
-    const retry = await f.gate.authorize('verify', RESOURCE, payload);
+    const retry = await f.gate.authorize('verify', RESOURCE, payload, REQUEST);
     expect(retry.ok).toBe(true);
     if (retry.ok) await f.gate.cancel(retry.ticket, 'test');
   });
@@ -170,7 +186,7 @@ describe('paying', () => {
 describe('refusing payments', () => {
   it('refuses a payment for a cheaper route', async () => {
     const payload = await pay('score');
-    const r = await f.gate.authorize('verify', RESOURCE, payload);
+    const r = await f.gate.authorize('verify', RESOURCE, payload, REQUEST);
     expect(r).toMatchObject({ ok: false, reason: 'no_matching_requirements' });
   });
 
@@ -179,7 +195,7 @@ describe('refusing payments', () => {
     const payload = await pay();
     const auth = (payload.payload as { authorization: Record<string, string> }).authorization;
     auth.to = PAY_TO_EVM.replace(/1$/, '2');
-    const r = await f.gate.authorize('verify', RESOURCE, payload);
+    const r = await f.gate.authorize('verify', RESOURCE, payload, REQUEST);
     expect(r.ok).toBe(false);
     expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before);
   });
@@ -189,25 +205,25 @@ describe('refusing payments', () => {
     const long: PaymentRequired = { ...pr, accepts: [{ ...pr.accepts[0], maxTimeoutSeconds: 3600 }] };
     const payload = await f.buyerClient.createPaymentPayload(long);
     payload.accepted = pr.accepts[0];
-    const r = await f.gate.authorize('verify', RESOURCE, payload);
+    const r = await f.gate.authorize('verify', RESOURCE, payload, REQUEST);
     expect(r).toMatchObject({ ok: false, reason: 'authorization_window_too_long' });
   });
 
   it('refuses a payer without funds, verified by the facilitator', async () => {
     const { generatePrivateKey, privateKeyToAccount } = await import('viem/accounts');
     const poor = new x402Client().register('eip155:8453', new ExactEvmClientScheme(privateKeyToAccount(generatePrivateKey())));
-    const r = await f.gate.authorize('verify', RESOURCE, await pay('verify', poor));
+    const r = await f.gate.authorize('verify', RESOURCE, await pay('verify', poor), REQUEST);
     expect(r).toMatchObject({ ok: false, reason: 'payment_verification_failed' });
     if (!r.ok) expect(r.message).toMatch(/insufficient_balance/);
   });
 
   it('refuses garbage and unsupported versions with a PaymentRequired to retry with', async () => {
     for (const bad of [null, 'x', { x402Version: 2 }, { x402Version: 2, payload: {}, accepted: 'no' }]) {
-      const r = await f.gate.authorize('verify', RESOURCE, bad);
+      const r = await f.gate.authorize('verify', RESOURCE, bad, REQUEST);
       expect(r).toMatchObject({ ok: false, reason: 'invalid_payment' });
       if (!r.ok && 'paymentRequired' in r) expect(r.paymentRequired.accepts).toHaveLength(2);
     }
-    const v1 = await f.gate.authorize('verify', RESOURCE, { x402Version: 1, payload: {}, scheme: 'exact', network: 'base' });
+    const v1 = await f.gate.authorize('verify', RESOURCE, { x402Version: 1, payload: {}, scheme: 'exact', network: 'base' }, REQUEST);
     expect(v1).toMatchObject({ ok: false, reason: 'unsupported_version' });
   });
 });
@@ -218,7 +234,7 @@ describe('facilitator outage', () => {
     const { HTTPFacilitatorClient } = await import('@x402/core/server');
     const down = createPaymentGate({ config: f.config, store: f.store, facilitator: new HTTPFacilitatorClient({ url: 'http://127.0.0.1:9', timeoutMs: 2000 }) });
     await expect(down.paymentRequired('verify', RESOURCE)).rejects.toMatchObject({ code: 'unavailable', status: 503 });
-    await expect(down.authorize('verify', RESOURCE, await pay())).rejects.toMatchObject({ code: 'unavailable' });
+    await expect(down.authorize('verify', RESOURCE, await pay(), REQUEST)).rejects.toMatchObject({ code: 'unavailable' });
   });
 });
 

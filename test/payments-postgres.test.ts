@@ -16,6 +16,8 @@ import { postgresTestTarget } from './postgres-helpers.js';
 const pg = await postgresTestTarget('payments-postgres', 'aov_pay');
 const { url: URL, schema, available } = pg;
 const RESOURCE = { url: 'http://127.0.0.1/verify/schema', method: 'POST' as const };
+/** What the paid requests are named by (a request_hash): one payment is bound to one. */
+const requestNo = (i: number): string => i.toString(16).padStart(64, '0');
 
 describe.skipIf(!available)('payments on PostgreSQL', () => {
   let f: PaymentFixture;
@@ -37,7 +39,8 @@ describe.skipIf(!available)('payments on PostgreSQL', () => {
     await Promise.all(gates.map((g) => g.initialize()));
     const before = f.chain.balanceOf(BASE_USDC, f.buyer.address);
     const payload = await f.buyerClient.createPaymentPayload(await gates[0].paymentRequired('verify', RESOURCE));
-    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => gates[i % 4].authorize('verify', RESOURCE, structuredClone(payload))));
+    // Forty different requests carrying the one payment: it is bound to one of them.
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => gates[i % 4].authorize('verify', RESOURCE, structuredClone(payload), requestNo(i))));
     const winners = results.filter((r) => r.ok);
     expect(winners).toHaveLength(1);
     const w = winners[0];
@@ -47,7 +50,9 @@ describe.skipIf(!available)('payments on PostgreSQL', () => {
     const events = (await stores[2].paymentEvents()).filter((e) => e.key.nonce === w.ticket.key.nonce);
     expect(events.filter((e) => e.kind === 'replay_rejected')).toHaveLength(39);
     expect(events.filter((e) => e.kind === 'settled')).toHaveLength(1);
-    // Settled keys stay used on every instance.
-    expect(await gates[3].authorize('verify', RESOURCE, payload)).toMatchObject({ ok: false });
+    // Settled keys stay used on every instance: refused for another request, the bought receipt for its own.
+    const winner = results.indexOf(w);
+    expect(await gates[3].authorize('verify', RESOURCE, payload, requestNo(winner + 1))).toMatchObject({ ok: false, reason: 'payment_used_for_another_request' });
+    expect(await gates[2].authorize('verify', RESOURCE, payload, requestNo(winner))).toMatchObject({ ok: false, reason: 'paid_receipt' });
   });
 });

@@ -161,16 +161,27 @@ describe('REST', () => {
     const responses = await Promise.all(
       Array.from({ length: 50 }, () => fetch(`${app.base}/verify/schema`, { method: 'POST', headers: { ...json, 'PAYMENT-SIGNATURE': header }, body })),
     );
-    const statuses = responses.map((r) => r.status);
-    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
-    // The others are refused (402), or told the payment is being settled (202, while the one winner settles): no receipt either way.
-    expect(statuses.filter((s) => s === 402 || s === 202)).toHaveLength(49);
-    const bodies = await Promise.all(responses.filter((r) => r.status !== 200).map(async (r) => (await r.json()) as Record<string, unknown>));
-    for (const b of bodies) {
-      expect(['payment_invalid', 'settlement_pending']).toContain(b.code);
+    // One payment, one request: every copy gets the one receipt it bought (200), or is told it is under way (202).
+    const texts = await Promise.all(responses.map((r) => r.text()));
+    const paid = texts.filter((_, i) => responses[i]!.status === 200);
+    expect(paid.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(paid).size).toBe(1);
+    for (const [i, r] of responses.entries()) {
+      if (r.status === 200) continue;
+      expect(r.status).toBe(202);
+      const b = JSON.parse(texts[i]!) as Record<string, unknown>;
+      expect(b.code).toBe('settlement_pending');
       expect(b.result).toBeUndefined();
       expect(b.attestation).toBeUndefined();
     }
+    // The same payment with another body: refused, nothing charged, no receipt.
+    const other = await fetch(`${app.base}/verify/schema`, { method: 'POST', headers: { ...json, 'PAYMENT-SIGNATURE': header }, body: request('replay-other', { agent_id: agent }) });
+    expect(other.status).toBe(402);
+    expect(other.headers.get('payment-response')).toBeNull();
+    const otherBody = (await other.json()) as Record<string, unknown>;
+    expect(otherBody).toMatchObject({ code: 'payment_invalid', charged: false });
+    expect(String(otherBody.message)).toMatch(/used for another request/);
+    expect(otherBody.verification_id).toBeUndefined();
     expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 20000n);
     const rep = (await (await fetch(`${app.base}/reputation/${agent}`)).json()) as { verifications: number };
     expect(rep.verifications).toBe(1); // the work ran once
@@ -283,10 +294,16 @@ describe('MCP', () => {
       expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 20000n);
       const events = await app.handle.store.paymentEvents({ verificationId: receipt.verification_id });
       expect(events.map((e) => e.kind)).toEqual(['settled']);
-      // Replaying the same payment is refused.
+      // The same payment again with the same arguments: the receipt it bought, not charged again.
       const again = (await client.callTool({ name: 'verify_schema', arguments: args(), _meta: { 'x402/payment': payload } })) as CallToolResult;
-      expect(again.isError).toBe(true);
-      expect(again._meta).toMatchObject({ code: 'payment_invalid' });
+      expect(again.isError).toBeFalsy();
+      expect((again.structuredContent as { verification_id: string }).verification_id).toBe(receipt.verification_id);
+      expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 20000n);
+      // With other arguments: refused, no receipt.
+      const other = (await client.callTool({ name: 'verify_schema', arguments: { ...args(), task_id: 'another-task' }, _meta: { 'x402/payment': payload } })) as CallToolResult;
+      expect(other.isError).toBe(true);
+      expect(other._meta).toMatchObject({ code: 'payment_invalid' });
+      expect(String(other._meta?.message)).toMatch(/used for another request/);
     } finally {
       await client.close();
     }

@@ -39,6 +39,9 @@ import type { Store } from '../src/store/store.js';
 const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
 const PAY_TO = 'So11111111111111111111111111111111111111112';
 const RESOURCE = { url: 'http://127.0.0.1/verify/schema', method: 'POST' as const };
+/** What the paid requests are named by (a request_hash): one payment is bound to one. */
+const REQUEST = 'e'.repeat(64);
+const requestNo = (i: number): string => i.toString(16).padStart(64, '0');
 
 /** SPL mint account data: authority option + authority, supply, decimals 6, initialized. */
 function mintAccountData(): string {
@@ -144,10 +147,11 @@ describe('Solana (offline)', () => {
     const payload = await pay();
     const tx = getTransactionDecoder().decode(getBase64Encoder().encode((payload.payload as { transaction: string }).transaction));
     const buyerSig = Buffer.from(tx.signatures[buyer.address]!).toString('hex');
-    const results = await Promise.all(Array.from({ length: 20 }, () => gate.authorize('verify', RESOURCE, structuredClone(payload))));
+    // Twenty different requests carrying the one payment: it is bound to one of them; the others are refused.
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => gate.authorize('verify', RESOURCE, structuredClone(payload), requestNo(i))));
     const winners = results.filter((r) => r.ok);
     expect(winners).toHaveLength(1);
-    expect(results.filter((r) => !r.ok).every((r) => !r.ok && r.reason === 'payment_already_used')).toBe(true);
+    expect(results.filter((r) => !r.ok).every((r) => !r.ok && r.reason === 'payment_used_for_another_request')).toBe(true);
     const w = winners[0];
     if (!w.ok) return;
     expect(w.ticket.key).toEqual({ network: SOLANA_MAINNET, payer: buyer.address, nonce: buyerSig });
@@ -157,8 +161,10 @@ describe('Solana (offline)', () => {
     expect(settled.settlement).toMatchObject({ success: true, network: SOLANA_MAINNET, payer: buyer.address });
     expect(svmSigner.sent).toHaveLength(1);
     expect((await store.paymentEvents({ verificationId: 'sol-1' })).map((e) => [e.kind, e.detail])).toEqual([['settled', settled.settlement.transaction]]);
-    // Used for good.
-    expect(await gate.authorize('verify', RESOURCE, payload)).toMatchObject({ ok: false });
+    // Used for good: another request is refused; the request it paid for gets its receipt back.
+    const winner = results.indexOf(w);
+    expect(await gate.authorize('verify', RESOURCE, payload, requestNo(winner + 1))).toMatchObject({ ok: false, reason: 'payment_used_for_another_request' });
+    expect(await gate.authorize('verify', RESOURCE, payload, requestNo(winner))).toMatchObject({ ok: false, reason: 'paid_receipt' });
   });
 
   it('a transaction whose signature does not match is refused by the facilitator', async () => {
@@ -166,7 +172,7 @@ describe('Solana (offline)', () => {
     const bytes = Buffer.from((payload.payload as { transaction: string }).transaction, 'base64');
     bytes[1 + 64 + 10] ^= 0xff; // corrupt the buyer's signature (slot 2; slot 1 is the fee payer's)
     (payload.payload as { transaction: string }).transaction = bytes.toString('base64');
-    const r = await gate.authorize('verify', RESOURCE, payload);
+    const r = await gate.authorize('verify', RESOURCE, payload, REQUEST);
     expect(r).toMatchObject({ ok: false, reason: 'payment_verification_failed' });
   });
 });

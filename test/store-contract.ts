@@ -412,28 +412,50 @@ export function defineStoreContract(name: string, harness: StoreHarness): void {
     describe('payments', () => {
       const key = () => ({ network: 'eip155:8453', payer: '0xabc', nonce: randomUUID() });
 
+      const H = 'a'.repeat(64);
+
       it('a key can be reserved once', async () => {
         const k = key();
-        expect(await store.reservePayment(k)).toBe(true);
-        expect(await store.reservePayment(k)).toBe(false);
-        expect(await store.reservePayment({ ...k, network: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp' })).toBe(true);
-        expect(await store.reservePayment({ ...k, payer: '0xdef' })).toBe(true);
+        expect(await store.reservePayment(k, H)).toBe(true);
+        expect(await store.reservePayment(k, H)).toBe(false);
+        expect(await store.reservePayment({ ...k, network: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp' }, H)).toBe(true);
+        expect(await store.reservePayment({ ...k, payer: '0xdef' }, H)).toBe(true);
       });
 
       it('50 concurrent reservations of one key → exactly one succeeds', async () => {
         const k = key();
-        const results = await Promise.all(Array.from({ length: 50 }, () => store.reservePayment({ ...k })));
+        const results = await Promise.all(Array.from({ length: 50 }, (_, i) => store.reservePayment({ ...k }, String(i).padStart(64, '0'))));
         expect(results.filter(Boolean)).toHaveLength(1);
+        // The binding is the winner's request, not the last one tried.
+        const winner = results.findIndex(Boolean);
+        expect((await store.paymentReservation(k))?.requestHash).toBe(String(winner).padStart(64, '0'));
       });
 
       it('release frees a reserved key; a settled key stays used', async () => {
         const k = key();
-        expect(await store.reservePayment(k)).toBe(true);
+        expect(await store.reservePayment(k, H)).toBe(true);
         await store.releasePayment(k);
-        expect(await store.reservePayment(k)).toBe(true);
-        await store.settlePayment(k);
+        expect(await store.paymentReservation(k)).toBeNull();
+        expect(await store.reservePayment(k, H)).toBe(true);
+        await store.settlePayment(k, { verificationIds: ['v-1'], transaction: '0xfeed' });
         await store.releasePayment(k);
-        expect(await store.reservePayment(k)).toBe(false);
+        expect(await store.reservePayment(k, H)).toBe(false);
+      });
+
+      it('a reservation names its request; once settled, the receipts it bought and the transaction', async () => {
+        const k = key();
+        expect(await store.paymentReservation(k)).toBeNull();
+        expect(await store.reservePayment(k, H)).toBe(true);
+        const reserved = await store.paymentReservation(k);
+        expect(reserved).toMatchObject({ status: 'reserved', requestHash: H, verificationIds: null, transaction: null });
+        expect(Number.isNaN(Date.parse(reserved!.reservedAt))).toBe(false);
+        expect(Math.abs(Date.parse(reserved!.reservedAt) - Date.now())).toBeLessThan(60_000);
+        await store.settlePayment(k, { verificationIds: ['v-1', 'v-2'], transaction: '0xbeef' });
+        expect(await store.paymentReservation(k)).toMatchObject({ status: 'settled', requestHash: H, verificationIds: ['v-1', 'v-2'], transaction: '0xbeef' });
+        // A score buys no receipt; a null transaction keeps the one known.
+        await store.settlePayment(k, { verificationIds: [], transaction: null });
+        expect(await store.paymentReservation(k)).toMatchObject({ verificationIds: [], transaction: '0xbeef' });
+        await expect(store.reservePayment(key(), '')).rejects.toThrow(TypeError);
       });
 
       it('ledger events are stored in order and filterable by verification id', async () => {

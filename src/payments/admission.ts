@@ -11,8 +11,9 @@
  * A paid verification's receipt is not stored by `record`: `complete` hands it to
  * the gate, which stores it pending, settles, and publishes it only once the money
  * moved (voided on failure; kept pending, answered `settlement_pending`, when the
- * outcome is unknown). A retry with a payment that already bought a receipt gets
- * that receipt, and nothing runs or is charged again.
+ * outcome is unknown). A payment is bound to the request it came with (`requestOf`):
+ * sent again with that request it gets the receipt it bought, and nothing runs or is
+ * charged again; sent with another request it is refused as `payment_invalid`.
  *
  * A batch of N (POST /verify/batch) follows the same rules with N units at once: one
  * payment of N × the verification price pays the whole batch (its receipts are kept
@@ -20,9 +21,12 @@
  * without a payment it takes N free units in one statement, or none, and is then
  * refused with a PaymentRequired naming the batch amount and resource.
  */
+import { createHash } from 'node:crypto';
 import type { PaymentRequired, SettleResponse } from '@x402/core/types';
 import {
   receiptRecord,
+  type Prepared,
+  type PreparedVerification,
   takeAllowance,
   takeBatchAllowance,
   type AdmissionPolicy,
@@ -48,6 +52,24 @@ export interface PaymentPolicyOptions {
 /** Where a transport carries the payment, for messages that tell the buyer how to pay. */
 function howToPay(transport: Transport): string {
   return transport === 'mcp' ? 'pay per call with x402 in params._meta["x402/payment"]' : 'pay per call with x402 (see PAYMENT-REQUIRED)';
+}
+
+/**
+ * What a payment is bound to: the request it pays for, so that the same payment sent with another
+ * request is refused and with the same one gets what it bought. A verification is named by its
+ * request_hash (the same request over any transport has the same one); a score by its agent id and a
+ * batch by its items' request_hashes in order, each hashed under a label of its own.
+ */
+export function requestOf(prepared: Prepared): string {
+  return prepared.operation === 'verify' ? prepared.requestHash : labelled('score', prepared.agentId);
+}
+
+export function batchRequestOf(prepared: readonly PreparedVerification[]): string {
+  return labelled('batch', prepared.map((p) => p.requestHash).join(','));
+}
+
+function labelled(label: string, text: string): string {
+  return createHash('sha256').update(`${label}\n${text}`, 'utf8').digest('hex');
 }
 
 function pendingRefusal(pending: SettlementPending, allowance: AllowanceInfo): Refused {
@@ -110,10 +132,10 @@ export function createPaymentPolicy(options: PaymentPolicyOptions): AdmissionPol
       const units = prepared.length;
       const resource = { ...ctx.resource, units };
       if (ctx.payment?.present) {
-        const auth = await gate.authorize('verify', resource, ctx.payment.payload);
+        const auth = await gate.authorize('verify', resource, ctx.payment.payload, batchRequestOf(prepared));
         if (!auth.ok) {
           if (auth.reason === 'paid_receipt') {
-            // A retry after a pending settlement that went through: the receipts that payment bought.
+            // A retry of the batch this payment settled for: the receipts it bought.
             const settlement = auth.settlement;
             const answer = auth.receipts ?? [auth.receipt];
             return { admitted: true, paid: true, allowance: null, answer, record: async () => {}, complete: async () => ({ settlement }), release: async () => {} };
@@ -150,10 +172,10 @@ export function createPaymentPolicy(options: PaymentPolicyOptions): AdmissionPol
     async admit(prepared, ctx) {
       const operation = prepared.operation;
       if (ctx.payment?.present) {
-        const auth = await gate.authorize(operation, ctx.resource, ctx.payment.payload);
+        const auth = await gate.authorize(operation, ctx.resource, ctx.payment.payload, requestOf(prepared));
         if (!auth.ok) {
           if (auth.reason === 'paid_receipt') {
-            // A retry after a pending settlement that went through: the receipt that payment bought.
+            // A retry of the request this payment settled for: the receipt it bought.
             const settlement = auth.settlement;
             return { admitted: true, paid: true, allowance: null, answer: auth.receipt, record: async () => {}, complete: async () => ({ settlement }), release: async () => {} };
           }

@@ -4,9 +4,10 @@
  * the official x402ResourceServer and the `exact` EVM/SVM server schemes, so
  * prices become atomic amounts and assets/domains come from the SDK), verifies
  * a buyer's payment with the facilitator, reserves the payment key in the store
- * before any work is done (so one authorization buys one call, even under
- * concurrency and across instances), settles after the work, and writes every
- * step to the payment ledger.
+ * for the request it came with before any work is done (so one authorization buys
+ * one request, even under concurrency and across instances: the same request again
+ * gets what it bought, another request is refused), settles after the work, and
+ * writes every step to the payment ledger.
  *
  * No receipt without payment: the receipt a paid call produces is stored as a
  * pending settlement (durable, invisible) before the settlement starts, and is
@@ -22,7 +23,7 @@ import { ExactSvmScheme as ExactSvmServerScheme } from '@x402/svm/exact/server';
 import { decodeTransactionFromPayload, getTokenPayerFromTransaction } from '@x402/svm';
 import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import { ApiError } from '../errors.js';
-import type { PaymentEventKind, PaymentKey, PendingSettlement, ReceiptRecord, Store } from '../store/store.js';
+import type { PaymentEventKind, PaymentKey, PaymentReservation, PendingSettlement, ReceiptRecord, Store } from '../store/store.js';
 import type { PaidRoute, PaymentConfig, PaymentNetworkConfig } from './config.js';
 import { httpDiscovery, mcpDiscovery } from './discovery.js';
 
@@ -30,6 +31,7 @@ import { httpDiscovery, mcpDiscovery } from './discovery.js';
 export type PaymentStore = Pick<
   Store,
   | 'reservePayment'
+  | 'paymentReservation'
   | 'releasePayment'
   | 'settlePayment'
   | 'recordPaymentEvent'
@@ -87,6 +89,8 @@ export type PaymentRejection =
   | 'unsupported_payload'
   | 'payment_verification_failed'
   | 'payment_already_used'
+  /** The payment is held for (or was spent on) another request: one payment pays for the one request it was first sent with. */
+  | 'payment_used_for_another_request'
   /** The same authorization is still being settled; retry later, it was not refused. */
   | 'settlement_pending';
 
@@ -149,8 +153,13 @@ export interface PaymentGate {
   prices(): Promise<PriceInfo[]>;
   /** Build the PaymentRequired object for a route and resource. */
   paymentRequired(route: PaidRoute, resource: ResourceDescription, error?: string): Promise<PaymentRequired>;
-  /** Verify the payment with the facilitator and reserve it. Nothing is charged yet. */
-  authorize(route: PaidRoute, resource: ResourceDescription, payment: unknown): Promise<AuthorizeResult>;
+  /**
+   * Verify the payment with the facilitator and reserve it for `request` (what the request is named by,
+   * see src/payments/admission.ts). Nothing is charged yet. A payment already held answers for its own
+   * request only: what it bought (`paid_receipt`), or `settlement_pending` while that is not known;
+   * with any other request it is refused (`payment_used_for_another_request`).
+   */
+  authorize(route: PaidRoute, resource: ResourceDescription, payment: unknown, request: string): Promise<AuthorizeResult>;
   /**
    * The work succeeded: store its receipt (if any) as pending, settle, then publish the receipt
    * and keep the reservation (settled); void the receipt and release the reservation (failed);
@@ -178,6 +187,11 @@ const NONCE_USED_RE = /nonce.*(used|already)|authorization.*used/i;
 const IN_FLIGHT_MS = 120_000;
 /** Suggested wait before retrying a pending settlement. */
 const PENDING_RETRY_SECONDS = 5;
+/** Suggested wait before retrying while the first copy of a payment is still being worked on. */
+const IN_PROGRESS_RETRY_SECONDS = 2;
+const ANOTHER_REQUEST_MESSAGE =
+  'This payment was used for another request: one payment pays for the one request it was first sent with. ' +
+  'Nothing was charged for this request; sign a new payment for it.';
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -383,7 +397,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     return { ok: false, reason, message, paymentRequired: await paymentRequired(route, resource, message) };
   }
 
-  async function authorize(route: PaidRoute, resource: ResourceDescription, payment: unknown): Promise<AuthorizeResult> {
+  async function authorize(route: PaidRoute, resource: ResourceDescription, payment: unknown, request: string): Promise<AuthorizeResult> {
     const accepts = await requirementsFor(route, resource);
     const payload = asPaymentPayload(payment);
     const refusal = (amount?: string) => ({ key: refusalKey(payment), amount: amount ?? accepts[0]?.amount ?? '0' });
@@ -407,6 +421,16 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
         const unsupported = 'permit2Authorization' in (payload.payload as Record<string, unknown>);
         return reject(route, resource, unsupported ? 'unsupported_payload' : 'invalid_payment', problem, refusal(matched.amount));
       }
+    }
+    const keyed = paymentKeyOf(payload, net.family);
+    if (!keyed) return reject(route, resource, 'invalid_payment', 'The payment carries no payer or nonce.', refusal(matched.amount));
+
+    // A payment already held answers for the request it was reserved for, whatever its validity window
+    // says by now: what it bought, or that it is under way; for another request it is refused.
+    const answered = await heldAnswer(route, resource, keyed.key, request, { payload, requirements: matched });
+    if (answered) return answered;
+
+    if (net.family === 'evm') {
       const auth = (payload.payload as { authorization: { validBefore: string; validAfter: string } }).authorization;
       const validBefore = Number(auth.validBefore);
       const seconds = Math.floor(now() / 1000);
@@ -425,16 +449,6 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
         );
       }
     }
-    const keyed = paymentKeyOf(payload, net.family);
-    if (!keyed) return reject(route, resource, 'invalid_payment', 'The payment carries no payer or nonce.', refusal(matched.amount));
-
-    // A retry of an authorization whose settlement is pending: resolve it first, never charge twice.
-    const earlier = await store.pendingSettlement(keyed.key);
-    if (earlier) {
-      const answered = await retryPending(route, resource, earlier);
-      // null: the earlier settlement failed (nothing charged, reservation released); this is a fresh attempt.
-      if (answered) return answered;
-    }
 
     let verdict: Awaited<ReturnType<typeof server.verifyPayment>>;
     try {
@@ -451,22 +465,108 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       return reject(route, resource, 'payment_verification_failed', `The facilitator rejected the payment${why}.`);
     }
     // Reserve before any work: of N concurrent requests carrying the same authorization, one wins.
-    let reserved = await store.reservePayment(keyed.key);
+    let reserved = await store.reservePayment(keyed.key, request);
     if (!reserved) {
-      // The winner may have left a pending settlement meanwhile.
-      const pending = await store.pendingSettlement(keyed.key);
-      if (pending) {
-        const answered = await retryPending(route, resource, pending);
-        if (answered) return answered;
-        reserved = await store.reservePayment(keyed.key);
-      }
+      // Another copy won meanwhile: the answer is the held payment's. Nothing there any more (its
+      // settlement failed and released it): one more try.
+      const raced = await heldAnswer(route, resource, keyed.key, request, { payload, requirements: matched });
+      if (raced) return raced;
+      reserved = await store.reservePayment(keyed.key, request);
     }
     if (!reserved) {
       await record('replay_rejected', keyed.key, route, matched.amount, null, null);
-      return { ok: false, reason: 'payment_already_used', message: 'This payment authorization was already used.', paymentRequired: await paymentRequired(route, resource, 'This payment authorization was already used.') };
+      return alreadyUsed(route, resource);
     }
     await record('verified', keyed.key, route, matched.amount, null, verdict.payer ?? keyed.payer);
     return { ok: true, ticket: { route, key: keyed.key, payload, requirements: matched, payer: verdict.payer ?? keyed.payer, resource } };
+  }
+
+  async function alreadyUsed(route: PaidRoute, resource: ResourceDescription): Promise<AuthorizeResult> {
+    const message = 'This payment authorization was already used.';
+    return { ok: false, reason: 'payment_already_used', message, paymentRequired: await paymentRequired(route, resource, message) };
+  }
+
+  /**
+   * The answer for a payment that is already held (reserved, pending or settled), or null when it is
+   * free (or its earlier settlement failed and released it: a fresh attempt). Held for another request:
+   * refused, whatever state it is in. Held for this one: what it bought, or `settlement_pending`.
+   */
+  async function heldAnswer(
+    route: PaidRoute,
+    resource: ResourceDescription,
+    key: PaymentKey,
+    request: string,
+    payment: { payload: PaymentPayload; requirements: PaymentRequirements },
+  ): Promise<AuthorizeResult | null> {
+    // The pending row first: a settlement that finishes between the reads is then seen as settled.
+    const pending = await store.pendingSettlement(key);
+    const held = await store.paymentReservation(key);
+    if (!pending && !held) return null;
+    const boundTo = held?.requestHash ?? (pending ? requestOfPending(pending) : null);
+    if (boundTo !== request) {
+      await record('replay_rejected', key, route, payment.requirements.amount, null, boundTo === null ? 'held before requests were bound' : 'another request');
+      if (boundTo === null) return alreadyUsed(route, resource);
+      return reject(route, resource, 'payment_used_for_another_request', ANOTHER_REQUEST_MESSAGE);
+    }
+    if (pending) return retryPending(route, resource, pending);
+    if (held!.status === 'settled') return bought(route, resource, key, held!, payment);
+    // Reserved, nothing pending yet: a copy of this very request is being worked on now.
+    if (now() - Date.parse(held!.reservedAt) < IN_FLIGHT_MS) {
+      const message =
+        'This payment is being used for this same request right now and its outcome is not known yet: the charge may go through. ' +
+        'Do not pay again; retry with the same payment in a few seconds.';
+      return { ok: false, reason: 'settlement_pending', message, pending: { verificationId: null, transaction: null, retryAfter: IN_PROGRESS_RETRY_SECONDS, message } };
+    }
+    // Reserved long ago and never settled (its work stopped): it stays used.
+    return null;
+  }
+
+  /** A settled payment's answer to its own request: the receipts it bought, or a score run again unpaid. */
+  async function bought(
+    route: PaidRoute,
+    resource: ResourceDescription,
+    key: PaymentKey,
+    held: PaymentReservation,
+    payment: { payload: PaymentPayload; requirements: PaymentRequirements },
+  ): Promise<AuthorizeResult> {
+    const settlement = settledResponse(key, held.transaction, payment.payload);
+    const ids = held.verificationIds;
+    if (ids === null) return alreadyUsed(route, resource);
+    if (ids.length > 0) {
+      // Published before the payment was marked settled: all of them are there.
+      const texts = await Promise.all(ids.map((id) => store.getReceipt(id)));
+      if (!texts.every((t): t is string => t !== null)) return alreadyUsed(route, resource);
+      const message = ids.length > 1 ? 'This payment was settled; here are the receipts it paid for.' : 'This payment was settled; here is the receipt it paid for.';
+      return { ok: false, reason: 'paid_receipt', message, receipt: texts[0]!, receipts: texts, settlement };
+    }
+    // A paid score stores nothing: it runs again, and is not charged again.
+    return { ok: true, ticket: { route, key, payload: payment.payload, requirements: payment.requirements, payer: key.payer, resource, settled: settlement } };
+  }
+
+  /** The settlement a retry is answered with: the payer as the buyer signed it (its checksum case on EVM). */
+  function settledResponse(key: PaymentKey, transaction: string | null, payload: PaymentPayload | null): SettleResponse {
+    const from = payload && isObject(payload.payload) && isObject(payload.payload.authorization) ? payload.payload.authorization.from : undefined;
+    const payer = typeof from === 'string' && from.toLowerCase() === key.payer ? from : key.payer;
+    return { success: true, transaction: transaction ?? '', network: key.network as SettleResponse['network'], payer };
+  }
+
+  function paymentOf(p: PendingSettlement): { payload: PaymentPayload; requirements: PaymentRequirements } | null {
+    try {
+      return JSON.parse(p.payment) as { payload: PaymentPayload; requirements: PaymentRequirements };
+    } catch {
+      return null;
+    }
+  }
+
+  /** The request a pending settlement from before bindings was for: a single receipt's request_hash, else unknown. */
+  function requestOfPending(p: PendingSettlement): string | null {
+    if (p.batch || !p.record) return null;
+    try {
+      const hash = (JSON.parse(p.record.receipt) as { request_hash?: unknown }).request_hash;
+      return typeof hash === 'string' ? hash : null;
+    } catch {
+      return null;
+    }
   }
 
   function pendingOutcome(p: PendingSettlement): PendingOutcome {
@@ -488,12 +588,8 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       return { ok: false, reason: 'settlement_pending', message: pendingOutcome(pending).message, pending: pendingOutcome(pending) };
     }
     if (outcome === 'settled') {
-      const settlement: SettleResponse = {
-        success: true,
-        transaction: pending.transaction ?? '',
-        network: pending.key.network as SettleResponse['network'],
-        payer: pending.key.payer,
-      };
+      const payment = paymentOf(pending);
+      const settlement = settledResponse(pending.key, pending.transaction, payment?.payload ?? null);
       if (pending.batch) {
         // A paid batch: every receipt it bought, in order (published together, so all or none are there).
         const texts = await Promise.all(pending.batch.map((r) => store.getReceipt(r.verificationId)));
@@ -505,8 +601,8 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
         if (text !== null) return { ok: false, reason: 'paid_receipt', message: 'This payment was settled; here is the receipt it paid for.', receipt: text, settlement };
       }
       // A paid score: run the work again; the payment is already settled.
-      const { payload, requirements: reqs } = JSON.parse(pending.payment) as { payload: PaymentPayload; requirements: PaymentRequirements };
-      return { ok: true, ticket: { route, key: pending.key, payload, requirements: reqs, payer: pending.key.payer, resource, settled: settlement } };
+      if (!payment) return alreadyUsed(route, resource);
+      return { ok: true, ticket: { route, key: pending.key, payload: payment.payload, requirements: payment.requirements, payer: settlement.payer ?? pending.key.payer, resource, settled: settlement } };
     }
     // The earlier settlement failed: nothing was charged and the reservation is released; the caller
     // treats this request as a fresh attempt with the same authorization.
@@ -533,8 +629,17 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
    */
   async function finishSettled(p: PendingSettlement, settlement: SettleResponse, keep = false): Promise<void> {
     await publish(p);
-    await store.settlePayment(p.key).catch((e: unknown) => options.log?.warn({ err: e }, 'marking a payment settled failed (it stays reserved)'));
-    if (keep) await store.markPendingSettled(p.key, settlement.transaction || null);
+    // The reservation names what the payment bought: a retry of its request is answered from it.
+    const bought = { verificationIds: (p.batch ?? (p.record ? [p.record] : [])).map((r) => r.verificationId), transaction: settlement.transaction || null };
+    const marked = await store.settlePayment(p.key, bought).then(
+      () => true,
+      (e: unknown) => {
+        options.log?.warn({ err: e }, 'marking a payment settled failed (it stays reserved)');
+        return false;
+      },
+    );
+    // Not marked: the pending row (as settled) still answers the buyer's retry.
+    if (keep || !marked) await store.markPendingSettled(p.key, settlement.transaction || null);
     else await store.deletePendingSettlement(p.key);
     await record('settled', p.key, p.route as PaidRoute, amountOf(p), p.record?.verificationId ?? null, settlement.transaction || null);
   }
@@ -632,12 +737,25 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     };
   }
 
-  async function reconcile(p: PendingSettlement): Promise<ReconcileOutcome> {
+  /**
+   * Reconciliations under way in this process, by payment key: concurrent retries of one pending
+   * payment share one look at the chain (and one ledger entry for its outcome).
+   */
+  const reconciling = new Map<string, Promise<ReconcileOutcome>>();
+
+  function reconcile(p: PendingSettlement): Promise<ReconcileOutcome> {
+    const id = `${p.key.network}\n${p.key.payer}\n${p.key.nonce}`;
+    const running = reconciling.get(id);
+    if (running) return running;
+    const started = reconcileOnce(p).finally(() => reconciling.delete(id));
+    reconciling.set(id, started);
+    return started;
+  }
+
+  async function reconcileOnce(p: PendingSettlement): Promise<ReconcileOutcome> {
     if (p.state === 'settled') return 'settled';
-    let payment: { payload: PaymentPayload; requirements: PaymentRequirements };
-    try {
-      payment = JSON.parse(p.payment) as typeof payment;
-    } catch {
+    const payment = paymentOf(p);
+    if (!payment) {
       options.log?.warn({ key: p.key }, 'a pending settlement has an unreadable payment; left for the operator');
       return 'pending';
     }

@@ -56,6 +56,8 @@ export interface ReceiptDraft extends ReceiptFacts {
   input?: string;
   /** JSON text of the response without its attestation block. */
   unsignedText: string;
+  /** The response's request_hash: what a payment for this request is bound to (src/payments/gate.ts). */
+  requestHash: string;
 }
 
 /** The identity of a receipt, when the caller assigns it (the service does; the CLI lets the issuer). */
@@ -87,7 +89,7 @@ function presignReceipt(
   stamp: { verificationId: string; verifiedAt: string },
   keyVersion: string,
   options: DraftOptions,
-): { presigned: Presigned<VerificationResponse>; facts: ReceiptFacts } {
+): { presigned: Presigned<VerificationResponse>; facts: ReceiptFacts; requestHash: string } {
   const hashes = computeHashes(parsed);
   const verdict = options.verifier.evaluate(parsed, { schemaKey: hashes.schema_hash });
   const meta = {
@@ -110,10 +112,10 @@ function presignReceipt(
     taskId: verdict.task_id,
     agentId: verdict.agent_id,
   };
-  return { presigned, facts };
+  return { presigned, facts, requestHash: hashes.request_hash };
 }
 
-function toDraft({ presigned, facts }: { presigned: Presigned<VerificationResponse>; facts: ReceiptFacts }): ReceiptDraft {
+function toDraft({ presigned, facts, requestHash }: { presigned: Presigned<VerificationResponse>; facts: ReceiptFacts; requestHash: string }): ReceiptDraft {
   // Written out rather than spread: one literal shape, no copy of the facts object per request.
   return {
     verificationId: facts.verificationId,
@@ -125,6 +127,7 @@ function toDraft({ presigned, facts }: { presigned: Presigned<VerificationRespon
     agentId: facts.agentId,
     input: presigned.input,
     unsignedText: presigned.text,
+    requestHash,
   };
 }
 

@@ -39,13 +39,14 @@ export function abortedByMemory(e: unknown): unknown {
 }
 
 /** The pipeline's view of a prepared request. */
-export function preparedOf(source: string | Uint8Array, taskId: string, agentId: string | null): PreparedVerification {
+export function preparedOf(source: string | Uint8Array, draft: ReceiptDraft): PreparedVerification {
   return {
     operation: 'verify',
     source,
     bodyBytes: typeof source === 'string' ? Buffer.byteLength(source, 'utf8') : source.byteLength,
-    taskId,
-    agentId,
+    taskId: draft.taskId,
+    agentId: draft.agentId,
+    requestHash: draft.requestHash,
   };
 }
 
@@ -99,7 +100,7 @@ export function createInlineRunner(options: InlineRunnerOptions): VerificationRu
       } catch (e) {
         throw abortedByMemory(e);
       }
-      return book.keep(preparedOf(source, draft.taskId, draft.agentId), draft, signer);
+      return book.keep(preparedOf(source, draft), draft, signer);
     },
     async run(prepared) {
       return book.sign(prepared);

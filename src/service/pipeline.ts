@@ -47,6 +47,8 @@ export interface PreparedVerification {
   readonly bodyBytes: number;
   readonly taskId: string;
   readonly agentId: string | null;
+  /** The request_hash of the request (docs/protocol.md#hashes): a payment is bound to the request it paid for. */
+  readonly requestHash: string;
 }
 
 /** A trust-score request for a valid, scorable agent id. */

@@ -134,12 +134,12 @@ export function createPoolRunner(options: PoolRunnerOptions): PoolRunner {
       const small = fast !== null && fast.accepts(typeof source === 'string' ? Buffer.byteLength(source, 'utf8') : source.byteLength);
       if (small) {
         const draft = fast.draft(source, text, signer.keyVersion);
-        if (draft !== null) return book.keep(preparedOf(source, draft.taskId, draft.agentId), draft, signer);
+        if (draft !== null) return book.keep(preparedOf(source, draft), draft, signer);
       }
       const reply = await call({ kind: 'draft', source, ...text, keyVersion: signer.keyVersion, facts: small });
       poolRuns++;
       if (small && reply.schema !== undefined) fast.learn(source, reply.schema);
-      return book.keep(preparedOf(source, reply.draft.taskId, reply.draft.agentId), reply.draft, signer);
+      return book.keep(preparedOf(source, reply.draft), reply.draft, signer);
     },
     async run(prepared) {
       return book.sign(prepared);

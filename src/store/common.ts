@@ -5,7 +5,7 @@
  * rows and records. Only the SQL dialect stays in each store.
  */
 import { invalidRequest } from '../errors.js';
-import type { AllowanceState, HistoryEntry, PaymentEvent, PaymentEventKind, PaymentKey, PendingSettlement, ReceiptRecord, ReputationPage, SigningKeyRecord } from './store.js';
+import type { AllowanceState, HistoryEntry, PaymentEvent, PaymentEventKind, PaymentKey, PaymentReservation, PendingSettlement, ReceiptRecord, ReputationPage, SigningKeyRecord } from './store.js';
 
 const DAY_RE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
@@ -174,6 +174,35 @@ export function toEvent(r: EventRow): PaymentEvent {
     at: r.at,
     detail: r.detail,
   };
+}
+
+/** A request binding as stored: a short printable token (a hex digest), never free text. */
+export function assertRequestHash(hash: string): void {
+  if (typeof hash !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(hash)) throw new TypeError('a payment must be bound to a request hash of 1-200 printable characters');
+}
+
+export interface PaymentRow {
+  status: 'reserved' | 'settled';
+  request_hash: string | null;
+  verification_ids: string | null;
+  transaction_hash: string | null;
+  created_at: string | Date;
+}
+
+export function toReservation(r: PaymentRow): PaymentReservation {
+  return {
+    status: r.status,
+    requestHash: r.request_hash,
+    verificationIds: r.verification_ids === null ? null : (JSON.parse(r.verification_ids) as string[]),
+    transaction: r.transaction_hash,
+    reservedAt: r.created_at instanceof Date ? r.created_at.toISOString() : r.created_at,
+  };
+}
+
+/** The JSON text of a settled payment's verification ids. */
+export function verificationIdsText(ids: readonly string[]): string {
+  for (const id of ids) if (typeof id !== 'string' || id.length === 0) throw new TypeError('verification ids must be non-empty strings');
+  return JSON.stringify(ids);
 }
 
 /** Columns of a pending settlement row; {@link pendingValues} gives the values in this order. */

@@ -22,6 +22,7 @@ import {
   assertLimit,
   assertPageLimit,
   assertPaymentKey,
+  assertRequestHash,
   assertUnits,
   decodeCursor,
   HISTORY_COLUMNS,
@@ -33,9 +34,12 @@ import {
   signingKeyValues,
   toEvent,
   toPending,
+  toReservation,
   toSigningKey,
+  verificationIdsText,
   type EventRow,
   type HistoryRow,
+  type PaymentRow,
   type PendingRow,
   type SigningKeyRow,
 } from './common.js';
@@ -43,7 +47,7 @@ import { storeFaultReason } from './faults.js';
 import { createPostgresLog } from './log-postgres.js';
 import { POSTGRES_MIGRATIONS, type PgMigration } from './migrations/postgres.js';
 import { createPostgresAllowanceCounter, createPostgresReceiptWriter } from './postgres-writer.js';
-import type { AllowanceState, PaymentEvent, PaymentKey, PendingSettlement, ReceiptRecord, ReputationPage, SigningKeyRecord, Store } from './store.js';
+import type { AllowanceState, PaymentEvent, PaymentKey, PaymentReservation, PendingSettlement, ReceiptRecord, ReputationPage, SigningKeyRecord, Store } from './store.js';
 
 /** The part of the `pg` API this store uses (the package ships no types). */
 interface PgQueryResult<R> {
@@ -291,13 +295,23 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       return r.rows.map((row) => ({ result: row.result, verifiedAt: row.verified_at }));
     },
 
-    async reservePayment(key: PaymentKey): Promise<boolean> {
+    async reservePayment(key: PaymentKey, requestHash: string): Promise<boolean> {
       assertPaymentKey(key);
+      assertRequestHash(requestHash);
       const r = await pool.query(
-        `INSERT INTO ${q}.payments (network, payer, nonce, status) VALUES ($1, $2, $3, 'reserved') ON CONFLICT (network, payer, nonce) DO NOTHING`,
-        [key.network, key.payer, key.nonce],
+        `INSERT INTO ${q}.payments (network, payer, nonce, status, request_hash) VALUES ($1, $2, $3, 'reserved', $4) ON CONFLICT (network, payer, nonce) DO NOTHING`,
+        [key.network, key.payer, key.nonce, requestHash],
       );
       return r.rowCount === 1;
+    },
+
+    async paymentReservation(key: PaymentKey): Promise<PaymentReservation | null> {
+      assertPaymentKey(key);
+      const r = await pool.query<PaymentRow>(
+        `SELECT status, request_hash, verification_ids, transaction_hash, created_at FROM ${q}.payments WHERE network = $1 AND payer = $2 AND nonce = $3`,
+        [key.network, key.payer, key.nonce],
+      );
+      return r.rows[0] ? toReservation(r.rows[0]) : null;
     },
 
     async releasePayment(key: PaymentKey): Promise<void> {
@@ -305,13 +319,13 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       await pool.query(`DELETE FROM ${q}.payments WHERE network = $1 AND payer = $2 AND nonce = $3 AND status = 'reserved'`, [key.network, key.payer, key.nonce]);
     },
 
-    async settlePayment(key: PaymentKey): Promise<void> {
+    async settlePayment(key: PaymentKey, bought: { verificationIds: readonly string[]; transaction: string | null }): Promise<void> {
       assertPaymentKey(key);
-      await pool.query(`UPDATE ${q}.payments SET status = 'settled', updated_at = now() WHERE network = $1 AND payer = $2 AND nonce = $3`, [
-        key.network,
-        key.payer,
-        key.nonce,
-      ]);
+      await pool.query(
+        `UPDATE ${q}.payments SET status = 'settled', updated_at = now(), verification_ids = $4, transaction_hash = coalesce($5, transaction_hash)
+         WHERE network = $1 AND payer = $2 AND nonce = $3`,
+        [key.network, key.payer, key.nonce, verificationIdsText(bought.verificationIds), bought.transaction],
+      );
     },
 
     async savePendingSettlement(pending: PendingSettlement): Promise<void> {

@@ -16,6 +16,7 @@ import {
   assertLimit,
   assertPageLimit,
   assertPaymentKey,
+  assertRequestHash,
   assertUnits,
   decodeCursor,
   HISTORY_COLUMNS,
@@ -27,9 +28,12 @@ import {
   signingKeyValues,
   toEvent,
   toPending,
+  toReservation,
   toSigningKey,
+  verificationIdsText,
   type EventRow,
   type HistoryRow,
+  type PaymentRow,
   type PendingRow,
   type SigningKeyRow,
 } from './common.js';
@@ -37,7 +41,7 @@ import { createSqliteLog } from './log-sqlite.js';
 import { SQLITE_WRITE_SQL } from './sqlite-sql.js';
 import { SQLITE_MIGRATIONS, type Migration } from './migrations/sqlite.js';
 import { StoreFaultError } from './faults.js';
-import type { AllowanceState, PaymentEvent, PaymentKey, PendingSettlement, ReceiptRecord, ReputationPage, SigningKeyRecord, Store } from './store.js';
+import type { AllowanceState, PaymentEvent, PaymentKey, PaymentReservation, PendingSettlement, ReceiptRecord, ReputationPage, SigningKeyRecord, Store } from './store.js';
 
 /** The part of the better-sqlite3 API this store uses (the package ships no types). */
 interface SqliteStatement {
@@ -300,10 +304,17 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       return (s.agentResults.all(agentId) as Array<{ result: 'pass' | 'fail'; verified_at: string }>).map((r) => ({ result: r.result, verifiedAt: r.verified_at }));
     },
 
-    async reservePayment(key: PaymentKey): Promise<boolean> {
+    async reservePayment(key: PaymentKey, requestHash: string): Promise<boolean> {
       assertPaymentKey(key);
+      assertRequestHash(requestHash);
       const now = nowIso();
-      return s.reserve.run(key.network, key.payer, key.nonce, now, now).changes === 1;
+      return s.reserve.run(key.network, key.payer, key.nonce, now, now, requestHash).changes === 1;
+    },
+
+    async paymentReservation(key: PaymentKey): Promise<PaymentReservation | null> {
+      assertPaymentKey(key);
+      const row = s.getPayment.get(key.network, key.payer, key.nonce) as PaymentRow | undefined;
+      return row ? toReservation(row) : null;
     },
 
     async releasePayment(key: PaymentKey): Promise<void> {
@@ -311,9 +322,9 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       s.release.run(key.network, key.payer, key.nonce);
     },
 
-    async settlePayment(key: PaymentKey): Promise<void> {
+    async settlePayment(key: PaymentKey, bought: { verificationIds: readonly string[]; transaction: string | null }): Promise<void> {
       assertPaymentKey(key);
-      s.settle.run(nowIso(), key.network, key.payer, key.nonce);
+      s.settle.run(nowIso(), verificationIdsText(bought.verificationIds), bought.transaction, key.network, key.payer, key.nonce);
     },
 
     async savePendingSettlement(pending: PendingSettlement): Promise<void> {
@@ -466,11 +477,14 @@ function prepareStatements(db: SqliteDatabase) {
     ),
     agentResults: db.prepare('SELECT result, verified_at FROM receipts WHERE agent_id = ? ORDER BY verified_ms ASC, verification_id ASC'),
     reserve: db.prepare(
-      `INSERT INTO payments (network, payer, nonce, status, created_at, updated_at) VALUES (?, ?, ?, 'reserved', ?, ?)
+      `INSERT INTO payments (network, payer, nonce, status, created_at, updated_at, request_hash) VALUES (?, ?, ?, 'reserved', ?, ?, ?)
        ON CONFLICT (network, payer, nonce) DO NOTHING`,
     ),
+    getPayment: db.prepare('SELECT status, request_hash, verification_ids, transaction_hash, created_at FROM payments WHERE network = ? AND payer = ? AND nonce = ?'),
     release: db.prepare(`DELETE FROM payments WHERE network = ? AND payer = ? AND nonce = ? AND status = 'reserved'`),
-    settle: db.prepare(`UPDATE payments SET status = 'settled', updated_at = ? WHERE network = ? AND payer = ? AND nonce = ?`),
+    settle: db.prepare(
+      `UPDATE payments SET status = 'settled', updated_at = ?, verification_ids = ?, transaction_hash = coalesce(?, transaction_hash) WHERE network = ? AND payer = ? AND nonce = ?`,
+    ),
     insertEvent: db.prepare(
       `INSERT INTO payment_events (network, payer, nonce, kind, route, amount, verification_id, at, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),

@@ -78,6 +78,23 @@ export interface PaymentKey {
   nonce: string;
 }
 
+/**
+ * What a payment key is held for: the request it was reserved for and, once settled, what it
+ * bought. One payment pays for one request; the same payment sent again with that request gets
+ * what it bought, with another request it is refused.
+ */
+export interface PaymentReservation {
+  status: 'reserved' | 'settled';
+  /** The request the payment was reserved for (src/payments/admission.ts says how it is named); null for rows from before bindings. */
+  requestHash: string | null;
+  /** Settled: the verification ids of the receipts it bought, in order (empty for a score); null before. */
+  verificationIds: string[] | null;
+  /** Settled: the settlement transaction, when known. */
+  transaction: string | null;
+  /** RFC 3339 UTC: when it was reserved. */
+  reservedAt: string;
+}
+
 export type PaymentEventKind =
   | 'verified'
   | 'settled'
@@ -213,12 +230,17 @@ export interface Store extends TransparencyLogStore {
   /** Every (result, verified_at) of an agent, for the trust score. Oldest first. */
   agentResults(agentId: string): Promise<Array<{ result: 'pass' | 'fail'; verifiedAt: string }>>;
 
-  /** Reserve a payment key; false when it was already reserved or used (replay). */
-  reservePayment(key: PaymentKey): Promise<boolean>;
+  /** Reserve a payment key for one request; false when it was already reserved or used (replay). */
+  reservePayment(key: PaymentKey, requestHash: string): Promise<boolean>;
+  /** The reservation of a payment key (reserved or settled), or null when it is free. */
+  paymentReservation(key: PaymentKey): Promise<PaymentReservation | null>;
   /** Release a reservation (settlement failed), so the same authorization may be retried. A settled key is never released. */
   releasePayment(key: PaymentKey): Promise<void>;
-  /** Mark a reservation settled: the key then stays used for good (release no longer frees it). */
-  settlePayment(key: PaymentKey): Promise<void>;
+  /**
+   * Mark a reservation settled with what it bought: the key then stays used for good (release no
+   * longer frees it), and a retry of its request is answered with those receipts.
+   */
+  settlePayment(key: PaymentKey, bought: { verificationIds: readonly string[]; transaction: string | null }): Promise<void>;
   /** Durably store a pending settlement (and its invisible receipt) before settling. Replaces one with the same key. */
   savePendingSettlement(pending: PendingSettlement): Promise<void>;
   /** Remember the settlement transaction of a pending settlement. */

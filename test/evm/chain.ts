@@ -88,6 +88,11 @@ export interface HardhatBase {
   facilitatorAccount: PrivateKeyAccount;
   facilitatorSigner: FacilitatorEvmSigner;
   wallet(account: PrivateKeyAccount): WalletClient;
+  /**
+   * A facilitator signer of another account on this chain, waiting at most `confirmationTimeoutMs` for a
+   * receipt (polling every 100 ms), so a test that holds mining back sees `settlement_pending`.
+   */
+  signerFor(privateKey: Hex, confirmationTimeoutMs: number): FacilitatorEvmSigner;
   mint(to: Hex, amount: bigint): Promise<void>;
   balanceOf(owner: string): Promise<bigint>;
   authorizationState(authorizer: string, nonce: Hex): Promise<boolean>;
@@ -142,6 +147,22 @@ export async function startHardhatBase(): Promise<HardhatBase> {
     facilitatorAccount,
     facilitatorSigner,
     wallet,
+    signerFor(privateKey, confirmationTimeoutMs) {
+      const account = privateKeyToAccount(privateKey);
+      const w = wallet(account);
+      return toFacilitatorEvmSigner(
+        {
+          address: account.address,
+          readContract: (args) => publicClient.readContract(args as Parameters<typeof publicClient.readContract>[0]),
+          verifyTypedData: (args) => publicClient.verifyTypedData(args as Parameters<typeof publicClient.verifyTypedData>[0]),
+          writeContract: (args) => w.writeContract({ ...(args as object), account, chain: localBase } as unknown as Parameters<typeof w.writeContract>[0]),
+          sendTransaction: (args) => w.sendTransaction({ ...args, account, chain: localBase }),
+          waitForTransactionReceipt: (args) => publicClient.waitForTransactionReceipt({ ...args, pollingInterval: 100 }),
+          getCode: (args) => publicClient.getCode(args),
+        },
+        { confirmationTimeoutMs },
+      );
+    },
     async mint(to, amount) {
       const hash = await ownerWallet.writeContract({ address: BASE_USDC, abi: token.abi, functionName: 'mint', args: [to, amount], account: owner, chain: localBase });
       await publicClient.waitForTransactionReceipt({ hash });

@@ -198,4 +198,15 @@ export const POSTGRES_MIGRATIONS: readonly PgMigration[] = [
       END $$;
     `,
   },
+  {
+    version: 6,
+    name: 'payments bound to their request',
+    // See the SQLite migration of the same version: the request a payment key was reserved for, and once settled the
+    // receipts it bought (a JSON array of verification ids) and its transaction. Rows from before have no binding (NULL).
+    sql: (s) => `
+      ALTER TABLE ${s}.payments ADD COLUMN request_hash TEXT;
+      ALTER TABLE ${s}.payments ADD COLUMN verification_ids TEXT;
+      ALTER TABLE ${s}.payments ADD COLUMN transaction_hash TEXT;
+    `,
+  },
 ];

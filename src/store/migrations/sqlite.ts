@@ -174,4 +174,17 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    version: 6,
+    name: 'payments bound to their request',
+    // A payment key is bound to the request it was reserved for (request_hash; a batch or a score has a hash of its
+    // own, src/payments/admission.ts), so the same payment sent with another request is refused, and once settled it
+    // names the receipts it bought and its transaction, so a retry with the same request gets them back. Rows from
+    // before have no binding (NULL).
+    sql: `
+      ALTER TABLE payments ADD COLUMN request_hash TEXT;
+      ALTER TABLE payments ADD COLUMN verification_ids TEXT;
+      ALTER TABLE payments ADD COLUMN transaction_hash TEXT;
+    `,
+  },
 ];
