@@ -55,9 +55,11 @@ afterAll(() => {
 
 describe('the packed package', () => {
   it('ships the built CLI, the library, docs, examples and the licence, and no sources or tests', () => {
-    for (const f of ['dist/cli/index.js', 'dist/index.js', 'dist/index.d.ts', 'dist/web/index.html', 'LICENSE', 'README.md', 'docs/protocol.md', 'examples/invoice/request.json']) {
+    for (const f of ['dist/cli/index.js', 'dist/index.js', 'dist/index.d.ts', 'dist/web/index.html', 'LICENSE', 'README.md', 'docs/protocol.md', 'docs/playground.png', 'examples/invoice/request.json']) {
       expect(files).toContain(f);
     }
+    // The benchmark log is for the repository, not for users of the package.
+    expect(files).not.toContain('docs/BENCHMARKS.md');
     expect(files.filter((f) => f.startsWith('src/') || f.startsWith('test/') || f.endsWith('.test.js') || f.endsWith('.map'))).toEqual([]);
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
   });
