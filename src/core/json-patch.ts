@@ -9,13 +9,10 @@
 import { jsonEqual } from './json-equal.js';
 import type { Json } from './types.js';
 
-export type JsonPatchOperation =
-  | { op: 'add'; path: string; value: unknown }
-  | { op: 'remove'; path: string }
-  | { op: 'replace'; path: string; value: unknown }
-  | { op: 'test'; path: string; value: unknown }
-  | { op: 'move'; from: string; path: string }
-  | { op: 'copy'; from: string; path: string };
+import type { RepairOperation } from './types.js';
+
+/** One RFC 6902 operation (the same type as a repair's operations). */
+export type JsonPatchOperation = RepairOperation;
 
 export class JsonPatchError extends Error {
   /** Index of the failing operation in the patch. */

@@ -94,12 +94,37 @@ export interface Flag {
 
 export type HintSource = 'schema' | 'integrity' | 'content';
 
+/** One RFC 6902 operation against `submitted_output` (paths are JSON Pointers into it). */
+export type RepairOperation =
+  | { op: 'add'; path: string; value: unknown }
+  | { op: 'remove'; path: string }
+  | { op: 'replace'; path: string; value: unknown }
+  | { op: 'test'; path: string; value: unknown }
+  | { op: 'move'; from: string; path: string }
+  | { op: 'copy'; from: string; path: string };
+
+/** One alternative of a candidate repair. */
+export interface RepairOption {
+  patch: RepairOperation[];
+  note: string;
+}
+
+/**
+ * A known fix of a failed check (docs/protocol.md#repairs): `determined` is the one fix that
+ * makes the check pass; `candidate` lists alternatives, none preferred.
+ */
+export type Repair =
+  | { certainty: 'determined'; patch: RepairOperation[]; note: string }
+  | { certainty: 'candidate'; options: RepairOption[]; note: string };
+
 export interface Hint {
   source: HintSource;
   check: string;
   path: string;
   expected: string;
   found: string;
+  /** Present only when a fix is known; never changes the verdict or a count. */
+  repair?: Repair;
 }
 
 export type NextAction = Record<string, string | number>;

@@ -7,7 +7,7 @@
  * failures that do not block (enforce_rules false) appear only as warning
  * flags and hints, but still count as failed checks in the scores.
  */
-import type { ErrorDetail, Flag, Hint, NextAction, Score, Verdict, VerificationRequest } from './types.js';
+import type { ErrorDetail, Flag, Hint, NextAction, Repair, Score, Verdict, VerificationRequest } from './types.js';
 import type { SchemaEvaluation } from './schema/engine.js';
 import type { CheckOutcome } from './check-outcome.js';
 
@@ -19,6 +19,8 @@ export interface VerdictInput {
   /** Every integrity-side check, in report order; one outcome per counted check. */
   outcomes: CheckOutcome[];
   listCap?: number;
+  /** The repair of each listed schema failure (same index as `schema.failures`), when one is known. */
+  schemaRepairs?: ReadonlyArray<Repair | undefined>;
 }
 
 export function score(passed: number, total: number): Score {
@@ -29,6 +31,23 @@ export function score(passed: number, total: number): Score {
 // literal is cheaper than copying a template with map and spread.
 function onFail(): NextAction[] {
   return [{ action: 'repair_and_reverify', using: 'hints' }];
+}
+/** Determined repairs are mechanical, so they come first; what still fails after them needs the hints. */
+function onFailWithRepairs(hints: readonly Hint[]): NextAction[] {
+  let determined = 0;
+  for (let i = 0; i < hints.length; i++) if (hints[i].repair?.certainty === 'determined') determined++;
+  if (determined === 0) return onFail();
+  return [
+    { action: 'apply_repairs', count: determined },
+    { action: 'repair_and_reverify', using: 'hints' },
+  ];
+}
+
+/** A hint, with its repair after `found` when one is known (the key order is part of the signed bytes). */
+function hint(source: Hint['source'], check: string, path: string, expected: string, found: string, repair: Repair | undefined): Hint {
+  const h: Hint = { source, check, path, expected, found };
+  if (repair !== undefined) h.repair = repair;
+  return h;
 }
 function onPass(): NextAction[] {
   return [
@@ -60,7 +79,7 @@ class Lists {
   }
 }
 
-function addSchemaFailures(lists: Lists, failures: SchemaEvaluation['failures']): void {
+function addSchemaFailures(lists: Lists, failures: SchemaEvaluation['failures'], repairs: ReadonlyArray<Repair | undefined> | undefined): void {
   const cap = lists.cap;
   for (let i = 0; i < failures.length; i++) {
     const f = failures[i];
@@ -70,7 +89,7 @@ function addSchemaFailures(lists: Lists, failures: SchemaEvaluation['failures'])
     lists.errorsTotal++;
     if (lists.details.length < cap) lists.details.push({ check, path: f.instancePath, expected: f.expected, found: f.found, message: f.message });
     lists.detailsTotal++;
-    if (lists.hints.length < cap) lists.hints.push({ source: 'schema', check, path: f.instancePath, expected: f.expected, found: f.found });
+    if (lists.hints.length < cap) lists.hints.push(hint('schema', check, f.instancePath, f.expected, f.found, repairs?.[i]));
     lists.hintsTotal++;
   }
 }
@@ -95,7 +114,7 @@ function addOutcomeFailures(lists: Lists, o: CheckOutcome, enforceRules: boolean
     if (lists.flags.length < cap) lists.flags.push({ check: o.check, field: where, severity: blocks ? 'error' : 'warning', detail: f.message });
     lists.flagsTotal++;
     if (!blocks) lists.warningsTotal++;
-    if (lists.hints.length < cap) lists.hints.push({ source, check: o.check, path: f.path, expected: f.expected, found: f.found });
+    if (lists.hints.length < cap) lists.hints.push(hint(source, o.check, f.path, f.expected, f.found, f.repair));
     lists.hintsTotal++;
   }
   return blocks;
@@ -146,7 +165,7 @@ function verdictWithFailures(input: VerdictInput): Verdict {
   const cap = Math.max(0, input.listCap ?? DEFAULT_LIST_CAP);
   const lists = new Lists(cap);
 
-  addSchemaFailures(lists, schema.failures);
+  addSchemaFailures(lists, schema.failures, input.schemaRepairs);
   if (schema.omitted !== undefined && schema.omitted > 0) {
     // failures past the list cap were counted, not built: they still block and count
     for (const k of schema.omittedKeywords ?? []) lists.block(`schema:${k}`);
@@ -167,7 +186,7 @@ function verdictWithFailures(input: VerdictInput): Verdict {
   return {
     result: failed ? 'fail' : 'pass',
     blocking_checks: lists.blocking,
-    next_actions: failed ? onFail() : onPass(),
+    next_actions: failed ? onFailWithRepairs(lists.hints) : onPass(),
     task_id: request.task_id,
     agent_id: request.agent_id,
     enforce_rules: request.enforce_rules,

@@ -5,8 +5,11 @@
  * and hands everything to buildVerdict. Pure: no I/O, no clock.
  */
 import { ApiError, invalidRequest } from '../errors.js';
-import type { Json, ParsedRequest, Verdict } from './types.js';
-import type { CompiledSchema, EvaluateOptions, SchemaEngine, SchemaEvaluation, SchemaWarning } from './schema/engine.js';
+import type { Json, ParsedRequest, Repair, Verdict } from './types.js';
+import { applyPatch } from './json-patch.js';
+import { schemaFailureRepair } from './repairs.js';
+import type { CompiledSchema, EvaluateOptions, SchemaEngine, SchemaEvaluation, SchemaFailure, SchemaWarning } from './schema/engine.js';
+import { formatSegments } from './strict-json.js';
 import { warningText } from './schema/unknown.js';
 import { SchemaCompileError } from './schema/engine.js';
 import type { CheckOutcome } from './check-outcome.js';
@@ -128,7 +131,8 @@ export function createVerifier(options: VerifierOptions): Verifier {
           });
         }
       }
-      const verdict = buildVerdict({ request, schema, outcomes, listCap });
+      const schemaRepairs = schema.failures.length === 0 ? undefined : repairSchemaFailures(compiled, schema.failures, request.expected_schema, output, opts?.maxSteps);
+      const verdict = buildVerdict({ request, schema, outcomes, listCap, schemaRepairs });
       if (compiled.warnings.length > 0) addSchemaWarnings(verdict, compiled.warnings, listCap);
       return verdict;
     },
@@ -168,4 +172,71 @@ function addSchemaWarnings(verdict: Verdict, warnings: readonly SchemaWarning[],
     verdict.warnings_total++;
   }
   verdict.flags_omitted = verdict.flags_total - verdict.flags.length;
+}
+
+/** `a` is `b` or one of its ancestors, as concrete locations (`$.a` of `$.a[1].b`). */
+function encloses(a: string, b: string): boolean {
+  return a === b || (b.startsWith(a) && (b[a.length] === '.' || b[a.length] === '['));
+}
+
+/** The location a determined patch writes to: its one operation's path, as the verifier prints locations. */
+function patchedLocation(failure: SchemaFailure, repair: Repair & { certainty: 'determined' }): string {
+  const op = repair.patch[0];
+  if (failure.keyword === 'required' && op.op === 'add') {
+    const name = op.path.slice(op.path.lastIndexOf('/') + 1).replace(/~1/g, '/').replace(/~0/g, '~');
+    return formatSegments([name], failure.instancePath);
+  }
+  return failure.instancePath;
+}
+
+/**
+ * The repairs of the listed schema failures. Determined ones are confirmed by the engine:
+ * all are applied to a copy of the output and the schema is evaluated again; a repair stays
+ * only when its check now passes and no check that passed before fails at, above or below
+ * the value it changed. Deterministic (steps, not time): when the confirmation is over the
+ * step limit the determined repairs are dropped; under a caller's smaller budget (`maxSteps`,
+ * the HTTP thread's fast path) the error goes up, so the full run decides.
+ */
+function repairSchemaFailures(
+  compiled: CompiledSchema,
+  failures: readonly SchemaFailure[],
+  schemaJson: Json,
+  output: Json,
+  maxSteps: number | undefined,
+): Array<Repair | undefined> {
+  const repairs = failures.map((f) => schemaFailureRepair(f, schemaJson, output));
+  const applied: number[] = [];
+  let patched: unknown = output;
+  for (let i = 0; i < repairs.length; i++) {
+    const r = repairs[i];
+    if (r?.certainty !== 'determined') continue;
+    try {
+      patched = applyPatch(patched, r.patch);
+      applied.push(i);
+    } catch {
+      repairs[i] = undefined;
+    }
+  }
+  if (applied.length === 0) return repairs;
+  let after: SchemaEvaluation;
+  try {
+    after = compiled.evaluate(patched as Json, maxSteps === undefined ? {} : { maxSteps });
+  } catch (e) {
+    if (maxSteps !== undefined) throw e;
+    for (const i of applied) repairs[i] = undefined;
+    return repairs;
+  }
+  const key = (f: SchemaFailure) => `${f.keyword}\u0000${f.instancePath}\u0000${f.expected}\u0000${f.found}`;
+  const before = new Set(failures.map(key));
+  const introduced = after.failures.filter((f) => !before.has(key(f)));
+  for (const i of applied) {
+    const f = failures[i];
+    const where = patchedLocation(f, repairs[i] as Repair & { certainty: 'determined' });
+    // required and additionalProperties fail once per property at one location: told apart by expected/found.
+    const exact = f.keyword === 'required' || f.keyword === 'additionalProperties';
+    const still = after.failures.some((a) => a.keyword === f.keyword && a.instancePath === f.instancePath && (!exact || key(a) === key(f)));
+    const harmed = introduced.some((a) => encloses(a.instancePath, where) || encloses(where, a.instancePath));
+    if (still || harmed || (after.omitted ?? 0) > 0) repairs[i] = undefined;
+  }
+  return repairs;
 }

@@ -3,7 +3,7 @@
  * the small helpers that turn selected values into numbers and describe what
  * was found without echoing more of the output than a hint needs (docs/protocol.md#response).
  */
-import type { Json, Rule } from '../types.js';
+import type { Json, Repair, Rule } from '../types.js';
 import type { FieldPath, Selected } from '../paths.js';
 import { displayPath, parsePath, pathValues, selectPath } from '../paths.js';
 
@@ -13,6 +13,8 @@ export interface CheckFailure {
   expected: string;
   found: string;
   message: string;
+  /** A known fix (docs/protocol.md#repairs); carried into the hint of this failure. */
+  repair?: Repair;
 }
 
 /** Evaluates one rule against the output: no failures means the check passed. */

@@ -43,6 +43,15 @@ describe('sum_equals', () => {
         expected: 'sum equals total (135)',
         found: 'sum 129.5',
         message: 'values sum to 129.5, expected total (135)',
+        repair: {
+          certainty: 'candidate',
+          options: [
+            { patch: [{ op: 'replace', path: '/total', value: 129.5 }], note: 'Set $.total to the sum of the values, 129.5.' },
+            { patch: [{ op: 'replace', path: '/line_items/0/line_total', value: 92.5 }], note: 'Set $.line_items[0].line_total to 92.5, if it is the one wrong value.' },
+            { patch: [{ op: 'replace', path: '/line_items/1/line_total', value: 48 }], note: 'Set $.line_items[1].line_total to 48, if it is the one wrong value.' },
+          ],
+          note: 'Which value is wrong cannot be known from the data: choose the fix that matches the source.',
+        },
       },
     ]);
     expect(run(rule({ type: 'sum_equals', field: 'line_items[].qty', equals: 5 }), invoice)[0].found).toBe('sum 4');

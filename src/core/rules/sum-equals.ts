@@ -6,7 +6,8 @@
 import type { RuleEvaluator, CheckFailure } from './common.js';
 import { formatNumber, missingField, notANumberAt, refLabel, singleNumber } from './common.js';
 import { DEFAULT_TOLERANCE } from '../request-rules.js';
-import { displayPath, locationOf, parsePath, sumPath, visitPath } from '../paths.js';
+import { displayPath, locationOf, parsePath, selectPath, sumPath, visitPath } from '../paths.js';
+import { sumEqualsRepair } from '../repairs.js';
 
 export const sumEquals: RuleEvaluator = (rule, output) => {
   const path = parsePath(rule.field);
@@ -28,12 +29,16 @@ export const sumEquals: RuleEvaluator = (rule, output) => {
   const within = rule.tolerance === DEFAULT_TOLERANCE ? '' : ` within ${formatNumber(rule.tolerance)}`;
   const expected = `${refLabel(ref)}${within}`;
   const sum = formatNumber(total);
-  return [
-    {
-      path: displayPath(path),
-      expected: `sum equals ${expected}`,
-      found: `sum ${sum}`,
-      message: `values sum to ${sum}, expected ${expected}`,
-    },
-  ];
+  const failure: CheckFailure = {
+    path: displayPath(path),
+    expected: `sum equals ${expected}`,
+    found: `sum ${sum}`,
+    message: `values sum to ${sum}, expected ${expected}`,
+  };
+  // Only on failure: the values again, with their locations, for the patches.
+  const lines = selectPath(path, output) as Array<{ location: string; value: number }>;
+  const refLocation = rule.equals_field === null ? null : selectPath(parsePath(rule.equals_field), output)[0]?.location ?? null;
+  const repair = sumEqualsRepair(lines, { value: ref.value, location: refLocation });
+  if (repair !== undefined) failure.repair = repair;
+  return [failure];
 };
