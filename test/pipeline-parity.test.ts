@@ -67,6 +67,12 @@ const CORPUS: Array<[string, string]> = [
   ['compact detail', req('{"approved":false,"approved":true}', ',"detail":"compact"')],
   ['unknown field', req('{"approved":true}', ',"extra":1')],
   ['__proto__ in the output', req('{"__proto__":{"polluted":true},"approved":true}')],
+  [
+    'determined repairs: a numeric string, a date variant, an enum by case, an extra field, a default',
+    '{"task_id":"parity","expected_schema":{"type":"object","required":["unit"],"properties":{"qty":{"type":"integer"},"on":{"format":"date"},"cur":{"enum":["USD","EUR"]},"unit":{"type":"string","default":"pcs"}},"additionalProperties":false},"submitted_output":{"qty":"12","on":"2024/01/02","cur":"usd","extra":1}}',
+  ],
+  ['candidate repairs: bounds and a sum', req('{"amount":250,"lines":[0.1,0.2]}', ',"bounds":{"amount":{"max":100}},"rules":[{"type":"sum_equals","field":"lines[]","equals_field":"amount"}],"enforce_rules":true')],
+  ['a schema typo', '{"task_id":"parity","expected_schema":{"properties":{"qty":{"type":"integer","minimun":1}}},"submitted_output":{"qty":0}}'],
 ];
 
 describe('REST and MCP give the same answer', () => {
@@ -75,6 +81,16 @@ describe('REST and MCP give the same answer', () => {
     const m = await mcp(body);
     expect(m.isError).toBe(r.status !== 200);
     expect(comparable(m.body)).toEqual(comparable(r.body));
+  });
+
+  it('repairs are the same over REST and MCP, also once the HTTP thread holds the schema (fast path)', async () => {
+    const body = CORPUS.find(([name]) => name.startsWith('determined repairs'))![1];
+    const answers = [];
+    for (let i = 0; i < 5; i++) answers.push(comparable((await rest(body)).body), comparable((await mcp(body)).body));
+    const first = answers[0] as { hints: Array<{ repair?: { certainty: string } }>; next_actions: unknown[] };
+    expect(first.hints.map((h) => h.repair?.certainty)).toEqual(['determined', 'determined', 'determined', 'determined', 'determined']);
+    expect(first.next_actions[0]).toEqual({ action: 'apply_repairs', count: 5 });
+    for (const a of answers) expect(a).toEqual(first);
   });
 
   it('the bypass body fails integrity:unique_keys over MCP whatever the envelope holds outside the arguments', async () => {

@@ -267,7 +267,9 @@ const caseArb = fc
     return fc.record({ kinds: fc.constant(kinds), values: fc.constant(values), nested: fc.constant(nested), closed: fc.constant(closed || target === kinds.length), corruption });
   });
 
-function build(c: fc.GenValue<typeof caseArb>): { schema: Json; valid: Json; corrupted: Json } {
+type Case = typeof caseArb extends fc.Arbitrary<infer T> ? T : never;
+
+function build(c: Case): { schema: Json; valid: Json; corrupted: Json } {
   const properties: Record<string, Json> = {};
   const required: string[] = [];
   const valid: Record<string, Json> = {};
@@ -276,9 +278,9 @@ function build(c: fc.GenValue<typeof caseArb>): { schema: Json; valid: Json; cor
     Object.defineProperty(properties, key, { value: kind.schema, enumerable: true, writable: true, configurable: true });
     if (kind.required) required.push(key);
     Object.defineProperty(valid, key, { value: c.values[i], enumerable: true, writable: true, configurable: true });
-    const corrupt = 'index' in c.corruption && c.corruption.index === i;
-    if (!corrupt) Object.defineProperty(corrupted, key, { value: c.values[i], enumerable: true, writable: true, configurable: true });
-    else if (c.corruption.value !== undefined) Object.defineProperty(corrupted, key, { value: c.corruption.value, enumerable: true, writable: true, configurable: true });
+    const hit = 'index' in c.corruption && c.corruption.index === i ? c.corruption : null;
+    if (hit === null) Object.defineProperty(corrupted, key, { value: c.values[i], enumerable: true, writable: true, configurable: true });
+    else if (hit.value !== undefined) Object.defineProperty(corrupted, key, { value: hit.value, enumerable: true, writable: true, configurable: true });
   });
   if ('extra' in c.corruption) corrupted[c.corruption.extra] = 1;
   let schema: Json = { type: 'object', properties, ...(required.length ? { required } : {}), ...(c.closed ? { additionalProperties: false } : {}) };

@@ -172,6 +172,47 @@ const SIGNATURE_BLOCKS = {
   },
 } as const;
 
+/** One RFC 6902 operation of a repair: paths are JSON Pointers into submitted_output. */
+const PATCH_SCHEMA = {
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['op', 'path'],
+    properties: {
+      op: { type: 'string', enum: ['add', 'remove', 'replace', 'test', 'move', 'copy'] },
+      path: { type: 'string' },
+      from: { type: 'string' },
+      value: {},
+    },
+  },
+} as const;
+
+/** A hint (docs/protocol.md#response) and the repair it may carry (docs/protocol.md#repairs). */
+const HINT_SCHEMA = {
+  type: 'object',
+  required: ['source', 'check', 'path', 'expected', 'found'],
+  properties: {
+    source: { type: 'string', enum: ['schema', 'integrity', 'content'] },
+    check: { type: 'string' },
+    path: { type: 'string' },
+    expected: { type: 'string' },
+    found: { type: 'string' },
+    repair: {
+      type: 'object',
+      description:
+        'A known fix. determined: `patch` is the one fix that makes this check pass. candidate: `options` are alternatives, none preferred. ' +
+        'Patches are RFC 6902 against submitted_output; verify the patched output again.',
+      required: ['certainty', 'note'],
+      properties: {
+        certainty: { type: 'string', enum: ['determined', 'candidate'] },
+        patch: PATCH_SCHEMA,
+        options: { type: 'array', items: { type: 'object', required: ['patch', 'note'], properties: { patch: PATCH_SCHEMA, note: { type: 'string' } } } },
+        note: { type: 'string' },
+      },
+    },
+  },
+} as const;
+
 /** The signed receipt of docs/protocol.md#response (full or compact form); only fields both forms share are required. */
 export const RECEIPT_SCHEMA = {
   type: 'object',
@@ -194,7 +235,13 @@ export const RECEIPT_SCHEMA = {
         },
       },
     },
-    next_actions: { type: 'array', items: { type: 'object' } },
+    next_actions: {
+      type: 'array',
+      items: { type: 'object' },
+      description:
+        'On fail: apply_repairs {count} first when hints carry determined repairs, then repair_and_reverify. On pass: attach_receipt, proceed_to_payment, ' +
+        'after review_schema_warnings {count} when the schema has unknown keywords or formats.',
+    },
     result: { type: 'string', enum: ['pass', 'fail'] },
     verification_id: { type: 'string' },
     task_id: { type: 'string' },
@@ -205,6 +252,7 @@ export const RECEIPT_SCHEMA = {
     request_hash: { type: 'string' },
     verified_at: { type: 'string' },
     verifier_version: { type: 'string' },
+    hints: { type: 'array', items: HINT_SCHEMA, description: 'Full form only; at most LIST_CAP entries.' },
     schema_compliance: SCORE_SCHEMA,
     integrity_checks: SCORE_SCHEMA,
     overall: SCORE_SCHEMA,
