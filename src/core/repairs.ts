@@ -23,6 +23,7 @@ import { decimalOf } from './schema/keywords/number.js';
 import { isDate } from './schema/formats/date.js';
 import { isDateTime } from './schema/formats/date-time.js';
 import { formatNumber } from './rules/common.js';
+import { schemaPointerTokens } from './schema-problem.js';
 
 export type { Repair, RepairOption } from './types.js';
 
@@ -88,22 +89,8 @@ function valueAt(root: Json, tokens: ReadonlyArray<string | number>): { found: t
 
 /** The value at a JSON Pointer of the schema (`#/properties/a/const`), or not found. */
 function schemaAt(schema: Json, pointer: string): { found: true; value: Json } | { found: false } {
-  if (!pointer.startsWith('#')) return { found: false };
-  const p = pointer.slice(1);
-  if (p === '') return { found: true, value: schema };
-  if (!p.startsWith('/')) return { found: false };
-  const tokens = p
-    .slice(1)
-    .split('/')
-    .map((s) => {
-      let d = s;
-      try {
-        d = decodeURIComponent(s);
-      } catch {
-        // not percent-encoded
-      }
-      return d.replace(/~1/g, '/').replace(/~0/g, '~');
-    });
+  if (!pointer.startsWith('#') || (pointer.length > 1 && pointer[1] !== '/')) return { found: false };
+  const tokens = schemaPointerTokens(pointer);
   let node: Json = schema;
   for (const t of tokens) {
     if (Array.isArray(node)) {

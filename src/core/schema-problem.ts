@@ -9,11 +9,11 @@ import type { SchemaCompileError, SchemaWarning } from './schema/engine.js';
 import { warningText } from './schema/unknown.js';
 import { requestField } from './request.js';
 
-/** `#/properties/a~1b/type` → `expected_schema.properties['a/b'].type`. */
-export function schemaPointerField(pointer: string): string {
+/** The reference tokens of a schema location (`#/properties/a~1b/type` → `properties`, `a/b`, `type`). */
+export function schemaPointerTokens(pointer: string): string[] {
   const p = pointer.replace(/^#/, '');
-  if (p === '' || p === '/') return 'expected_schema';
-  const segments = p
+  if (p === '' || p === '/') return [];
+  return p
     .slice(1)
     .split('/')
     .map((s) => {
@@ -25,7 +25,11 @@ export function schemaPointerField(pointer: string): string {
       }
       return d.replace(/~1/g, '/').replace(/~0/g, '~');
     });
-  return requestField(['expected_schema', ...segments]);
+}
+
+/** `#/properties/a~1b/type` → `expected_schema.properties['a/b'].type`. */
+export function schemaPointerField(pointer: string): string {
+  return requestField(['expected_schema', ...schemaPointerTokens(pointer)]);
 }
 
 export function schemaCompileProblem(e: SchemaCompileError): FieldProblem {
