@@ -134,6 +134,7 @@ Version: ${ctx.version}
 Fields: task_id (required, 1-200 chars), agent_id (optional), expected_schema (required, JSON Schema; draft 2020-12 unless $schema says 2019-09 or draft-07), submitted_output (required, any JSON), strict_content_check (false), bounds ({path: {min, max, if_present}}), rules ([{type: sum_equals|gte|lte|exists_in|unique, field, ...}]), enforce_rules (false), detail ("full" | "compact"), strict_schema (false; true makes an unknown schema keyword or format, such as the typo "minimun", a 422 naming it instead of a warning; a pass with such a warning lists review_schema_warnings first in next_actions).
 Example: ${JSON.stringify(VERIFICATION_REQUEST_EXAMPLE)}
 Unknown fields, duplicate keys or unsafe integers outside submitted_output, invalid JSON, and nesting deeper than ${config.maxJsonDepth} are rejected with 422. Nothing is charged or counted for a 422.
+On fail, hints[] say what to fix; a hint's repair (when present) is an RFC 6902 patch against submitted_output: certainty "determined" is the one fix for that check (next_actions then starts with apply_repairs), "candidate" lists alternatives to choose from. Verify the patched output again.
 
 ## Limits
 - Body: at most ${config.bodyLimitBytes} bytes (413 payload_too_large beyond).

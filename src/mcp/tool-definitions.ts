@@ -111,7 +111,8 @@ const VERIFY_SCHEMA_TOOL: McpToolDefinition = {
     'receipt anyone can verify offline with the public key in /.well-known/agent-card.json. ' +
     'Each call is stored (the verification_id can be fetched again) and counts toward agent_id\'s pass/fail history; ' +
     'it uses one unit of the free daily allowance shared with the REST API. ' +
-    'On fail, fix what hints[] describe and call again.\n' +
+    'On fail, fix what hints[] describe and call again; a hint with repair.certainty "determined" carries the fix as an RFC 6902 patch ' +
+      'against submitted_output (apply it, then verify again), "candidate" lists alternative patches to choose from.\n' +
     INVOICE_EXAMPLE,
   inputSchema: VERIFY_SCHEMA_INPUT,
   outputSchema: eitherOutput(RECEIPT_OUTPUT, ERROR_OUTPUT, PAYMENT_REQUIRED_OUTPUT),
