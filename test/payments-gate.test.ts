@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
 import { x402Client } from '@x402/core/client';
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
+import type { FacilitatorClient } from '@x402/core/server';
 import { BASE_USDC, SOLANA_USDC } from '../src/payments/config.js';
 import type { ReceiptRecord } from '../src/store/store.js';
 import { createPaymentFixture, PAY_TO_EVM, PAY_TO_SOLANA, SOLANA_FEE_PAYER, type PaymentFixture } from './payments-helpers.js';
@@ -225,6 +226,39 @@ describe('refusing payments', () => {
     }
     const v1 = await f.gate.authorize('verify', RESOURCE, { x402Version: 1, payload: {}, scheme: 'exact', network: 'base' }, REQUEST);
     expect(v1).toMatchObject({ ok: false, reason: 'unsupported_version' });
+  });
+});
+
+describe('a facilitator answering with text of its own', () => {
+  it("is told to the buyer as a reason code and a sentence, verify and settle; the ledger keeps the facilitator's text", async () => {
+    const { createPaymentGate } = await import('../src/payments/gate.js');
+    const junk = 'Error: connect ECONNREFUSED 10.0.0.7:8545\n    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1555:16)\nVersion: viem@2.57.20';
+    let refuse = true;
+    const facilitator: FacilitatorClient = {
+      getSupported: () => f.local.getSupported(),
+      verify: async (payload, requirements) => (refuse ? { isValid: false, invalidReason: junk, invalidMessage: junk } : f.local.verify(payload, requirements)),
+      settle: async (_payload, requirements) => ({ success: false, errorReason: junk, errorMessage: junk, transaction: junk, network: requirements.network }),
+    };
+    const gate = createPaymentGate({ config: f.config, store: f.store, facilitator });
+    await gate.initialize();
+    const payload = await pay();
+    const refused = await gate.authorize('verify', RESOURCE, payload, REQUEST);
+    expect(refused).toMatchObject({ ok: false, reason: 'payment_verification_failed', message: 'The facilitator rejected the payment (payment_verification_failed): The facilitator did not accept the payment.' });
+    expect(JSON.stringify(refused)).not.toMatch(/ECONNREFUSED|viem|\bat /);
+    refuse = false;
+    const auth = await gate.authorize('verify', RESOURCE, payload, REQUEST);
+    if (!auth.ok) throw new Error(auth.message);
+    const failed = await gate.settle(auth.ticket, rec('vid-junk'));
+    expect(failed).toMatchObject({
+      ok: false,
+      message: 'Settlement failed (settlement_failed): The settlement did not go through. Nothing was charged and no receipt was issued.',
+      settlement: { success: false, errorReason: 'settlement_failed', errorMessage: 'The settlement did not go through.', transaction: '', network: 'eip155:8453' },
+    });
+    expect(JSON.stringify(failed)).not.toMatch(/ECONNREFUSED|viem|\bat /);
+    const events = (await f.store.paymentEvents()).filter((e) => e.key.nonce === auth.ticket.key.nonce);
+    expect(events.find((e) => e.kind === 'verify_failed')?.detail).toContain('ECONNREFUSED');
+    expect(events.find((e) => e.kind === 'settle_failed')?.detail).toContain('Version: viem@2.57.20');
+    expect(events.find((e) => e.kind === 'voided')?.detail).toBe('settlement_failed');
   });
 });
 

@@ -26,6 +26,7 @@ import { ApiError } from '../errors.js';
 import type { PaymentEventKind, PaymentKey, PaymentReservation, PendingSettlement, ReceiptRecord, Store } from '../store/store.js';
 import type { PaidRoute, PaymentConfig, PaymentNetworkConfig } from './config.js';
 import { httpDiscovery, mcpDiscovery } from './discovery.js';
+import { facilitatorDetail, publicReason, publicSettlement, reasonSentence } from './facilitator-errors.js';
 
 /** The store methods the gate uses (a subset of Store, so tests can pass a small fake). */
 export type PaymentStore = Pick<
@@ -455,14 +456,18 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       verdict = await server.verifyPayment(payload, matched);
     } catch (e) {
       // A facilitator answering 4xx with a verdict is a refusal; anything else is an outage.
-      const v = e as { invalidReason?: unknown; name?: string };
-      if (typeof v.invalidReason === 'string') verdict = { isValid: false, invalidReason: v.invalidReason };
-      else throw facilitatorUnavailable(e);
+      const v = e as { invalidReason?: unknown; invalidMessage?: unknown; name?: string };
+      if (typeof v.invalidReason === 'string') {
+        verdict = { isValid: false, invalidReason: v.invalidReason, ...(typeof v.invalidMessage === 'string' ? { invalidMessage: v.invalidMessage } : {}) };
+      } else throw facilitatorUnavailable(e);
     }
     if (!verdict.isValid) {
-      await record('verify_failed', keyed.key, route, matched.amount, null, verdict.invalidReason ?? 'invalid');
-      const why = verdict.invalidReason ? ` (${verdict.invalidReason})` : '';
-      return reject(route, resource, 'payment_verification_failed', `The facilitator rejected the payment${why}.`);
+      // The facilitator's own text (a library exception, for the built-in one) stays in the ledger and the log.
+      const detail = facilitatorDetail(verdict.invalidReason, verdict.invalidMessage);
+      options.log?.warn({ key: keyed.key, detail }, 'x402 payment refused by the facilitator');
+      await record('verify_failed', keyed.key, route, matched.amount, null, detail);
+      const reason = publicReason(verdict.invalidReason, 'payment_verification_failed');
+      return reject(route, resource, 'payment_verification_failed', `The facilitator rejected the payment (${reason}): ${reasonSentence(reason, 'verify')}`);
     }
     // Reserve before any work: of N concurrent requests carrying the same authorization, one wins.
     let reserved = await store.reservePayment(keyed.key, request);
@@ -644,12 +649,13 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     await record('settled', p.key, p.route as PaidRoute, amountOf(p), p.record?.verificationId ?? null, settlement.transaction || null);
   }
 
-  async function finishFailed(p: PendingSettlement, reason: string): Promise<void> {
+  /** `failure`: the reason code, and the facilitator's full answer for the ledger (the code alone when there is none). */
+  async function finishFailed(p: PendingSettlement, failure: { reason: string; detail: string }): Promise<void> {
     // Voided first: from here the receipt can never be published.
     await store.deletePendingSettlement(p.key);
     await store.releasePayment(p.key).catch((e: unknown) => options.log?.warn({ err: e }, 'releasing a payment reservation failed'));
-    await record('settle_failed', p.key, p.route as PaidRoute, amountOf(p), p.record?.verificationId ?? null, reason);
-    for (const r of p.batch ?? (p.record ? [p.record] : [])) await record('voided', p.key, p.route as PaidRoute, amountOf(p), r.verificationId, reason);
+    await record('settle_failed', p.key, p.route as PaidRoute, amountOf(p), p.record?.verificationId ?? null, failure.detail);
+    for (const r of p.batch ?? (p.record ? [p.record] : [])) await record('voided', p.key, p.route as PaidRoute, amountOf(p), r.verificationId, failure.reason);
   }
 
   function amountOf(p: PendingSettlement): string {
@@ -661,19 +667,32 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     }
   }
 
-  /** Call the facilitator; classify its answer. Thrown errors without a verdict leave the outcome unknown. */
-  async function submit(payload: PaymentPayload, reqs: PaymentRequirements): Promise<{ kind: 'settled' | 'failed' | 'pending'; settlement: SettleResponse | null; reason: string }> {
+  /**
+   * Call the facilitator; classify its answer. Thrown errors without a verdict leave the outcome unknown.
+   * `reason` is a stable code (the facilitator's when it is one), `raw` its own reason as given, `detail`
+   * its full answer for the ledger; a failed `settlement` is the public form (facilitator-errors.ts).
+   */
+  async function submit(
+    payload: PaymentPayload,
+    reqs: PaymentRequirements,
+  ): Promise<{ kind: 'settled' | 'failed' | 'pending'; settlement: SettleResponse | null; reason: string; raw: string; detail: string }> {
     try {
       const settlement = await server.settlePayment(payload, reqs);
-      if (settlement.success) return { kind: 'settled', settlement, reason: '' };
-      const reason = settlement.errorReason ?? 'settlement_failed';
-      return { kind: reason === SETTLEMENT_PENDING ? 'pending' : 'failed', settlement, reason };
+      if (settlement.success) return { kind: 'settled', settlement, reason: '', raw: '', detail: '' };
+      const raw = settlement.errorReason ?? 'settlement_failed';
+      const reason = publicReason(raw, 'settlement_failed');
+      const detail = facilitatorDetail(raw, settlement.errorMessage);
+      if (raw !== SETTLEMENT_PENDING) options.log?.warn({ detail }, 'x402 settlement failed');
+      return { kind: raw === SETTLEMENT_PENDING ? 'pending' : 'failed', settlement: publicSettlement(settlement, reason, reqs.network), reason, raw, detail };
     } catch (e) {
-      const r = (e as { errorReason?: unknown }).errorReason;
+      const v = e as { errorReason?: unknown; errorMessage?: unknown; message?: unknown };
       options.log?.warn({ err: e }, 'x402 settlement call failed');
+      const raw = typeof v.errorReason === 'string' ? v.errorReason : 'facilitator_unreachable';
+      const reason = publicReason(raw, 'settlement_failed');
+      const detail = facilitatorDetail(raw, typeof v.errorMessage === 'string' ? v.errorMessage : v.message);
       // The facilitator answered with a verdict: definite. No answer (timeout, connection lost): it may have submitted.
-      if (typeof r === 'string' && r !== SETTLEMENT_PENDING) return { kind: 'failed', settlement: null, reason: r };
-      return { kind: 'pending', settlement: null, reason: typeof r === 'string' ? r : 'facilitator_unreachable' };
+      if (typeof v.errorReason === 'string' && raw !== SETTLEMENT_PENDING) return { kind: 'failed', settlement: null, reason, raw, detail };
+      return { kind: 'pending', settlement: null, reason, raw, detail };
     }
   }
 
@@ -726,8 +745,8 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       const p = pendingOutcome({ ...pending, transaction: tx });
       return { ok: false, pending: p, settlement: r.settlement, message: p.message };
     }
-    await finishFailed(pending, r.reason);
-    const message = `Settlement failed (${r.reason}); nothing was charged and no receipt was issued.`;
+    await finishFailed(pending, r);
+    const message = `Settlement failed (${r.reason}): ${reasonSentence(r.reason, 'settle')} Nothing was charged and no receipt was issued.`;
     const pr = await paymentRequired(ticket.route, ticket.resource, message).catch(() => null);
     return {
       ok: false,
@@ -767,7 +786,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
         return 'settled';
       }
       if (status === 'reverted') {
-        await finishFailed(p, 'transaction_reverted');
+        await finishFailed(p, { reason: 'transaction_reverted', detail: `transaction_reverted: ${p.transaction}` });
         return 'failed';
       }
       return 'pending';
@@ -781,8 +800,8 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       await finishSettled(p, r.settlement!, true);
       return 'settled';
     }
-    if (r.kind === 'failed' && !NONCE_USED_RE.test(r.reason)) {
-      await finishFailed(p, r.reason);
+    if (r.kind === 'failed' && !NONCE_USED_RE.test(r.raw)) {
+      await finishFailed(p, r);
       return 'failed';
     }
     // Still unknown, or "already used" (perhaps by the very transfer we cannot see): keep it pending.

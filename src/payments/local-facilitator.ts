@@ -6,7 +6,9 @@
  * served over HTTP as `/verify`, `/settle` and `/supported` — the same wire
  * format a hosted facilitator speaks — so buyers and tests exercise the real
  * protocol end to end. Those routes are behind a bearer token: they make the
- * operator's key pay gas, so they must never be open to strangers.
+ * operator's key pay gas, so they must never be open to strangers. What they
+ * answer about a refused or failed payment is a reason and a sentence; the
+ * library's own error text stays in the log.
  *
  * Every settlement is sent from one account, and an account's transactions need
  * consecutive nonces: submitted concurrently, they would race for the same nonce
@@ -26,6 +28,7 @@ import type { FacilitatorSvmSigner } from '@x402/svm';
 import { createPublicClient, createWalletClient, http, publicActions } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Network } from './config.js';
+import { facilitatorDetail, publicSettleResponse, publicVerifyResponse } from './facilitator-errors.js';
 
 export interface LocalFacilitatorOptions {
   /** Signer that reads the chain, checks signatures and submits settlements. */
@@ -211,7 +214,10 @@ function registerRoutes(app: FastifyInstance, facilitator: FacilitatorClient, pr
     const req = readRequest(request.body);
     if (!req) return reply.code(400).send({ isValid: false, invalidReason: 'invalid_payload', invalidMessage: 'paymentPayload and paymentRequirements are required' });
     try {
-      return await facilitator.verify(req.payload, req.requirements);
+      const verdict = await facilitator.verify(req.payload, req.requirements);
+      // The caller gets the reason and a sentence; the facilitator's own text (a library exception) stays in this log.
+      if (!verdict.isValid) request.log.warn({ detail: facilitatorDetail(verdict.invalidReason, verdict.invalidMessage) }, 'facilitator refused a payment');
+      return publicVerifyResponse(verdict);
     } catch (e) {
       request.log.warn({ err: e }, 'facilitator verify failed');
       return reply.code(500).send({ error: 'verify_failed' });
@@ -223,7 +229,9 @@ function registerRoutes(app: FastifyInstance, facilitator: FacilitatorClient, pr
       return reply.code(400).send({ success: false, errorReason: 'invalid_payload', transaction: '', network: 'unknown:unknown' });
     }
     try {
-      return await facilitator.settle(req.payload, req.requirements);
+      const settlement = await facilitator.settle(req.payload, req.requirements);
+      if (!settlement.success) request.log.warn({ detail: facilitatorDetail(settlement.errorReason, settlement.errorMessage) }, 'facilitator settlement failed');
+      return publicSettleResponse(settlement);
     } catch (e) {
       request.log.warn({ err: e }, 'facilitator settle failed');
       return reply.code(500).send({ error: 'settle_failed' });
