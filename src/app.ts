@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyServerOptions } from '
 import type { Config } from './config.js';
 import { computeTrustScore, isTestAgent } from './core/trust-score.js';
 import { createHttpServer } from './http/server.js';
-import { createTransparencyLog, loadOrCreateNoteSigner, logOrigin } from './log/index.js';
+import { createTransparencyLog, logOrigin, openNoteKey } from './log/index.js';
 import type { TransparencyLog } from './log/index.js';
 import type { HttpServer } from './http/server.js';
 import { attestationExtension } from './receipts/index.js';
@@ -97,14 +97,28 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
 
     const { verifier, attestor } = createIssuer(config, { clock, keyRing });
 
-    // The transparency log: its own note key, named after the public host, and a sequencer on every instance.
-    const noteSigner = loadOrCreateNoteSigner(config.logNoteKeyFile, logOrigin(config.publicBaseUrl));
+    // The transparency log: its own note key, named after the public host and recorded in the database (so every
+    // instance signs as one log), and a sequencer on every instance.
+    const noteKey = await openNoteKey({
+      store,
+      name: logOrigin(config.publicBaseUrl),
+      file: config.logNoteKeyFile,
+      kek: config.keyEncryptionKey,
+      clock,
+      warn: (msg) => log.current?.warn(msg),
+    });
     const transparencyLog = createTransparencyLog({
       store,
-      signer: noteSigner,
+      signer: noteKey.signer,
+      recordedVerifierKey: noteKey.recordedVerifierKey,
+      keyMismatch: noteKey.mismatch,
       publicBaseUrl: config.publicBaseUrl,
       intervalMs: config.logIntervalMs,
       onError: (err) => log.current?.error({ err }, 'transparency log: integration failed (retried on the next tick)'),
+      onStatus: (status) =>
+        status
+          ? log.current?.error({ code: status.code }, `transparency log: this instance signs no checkpoint: ${status.problem}`)
+          : log.current?.info('transparency log: this instance signs checkpoints again'),
     });
 
     const service = createVerifierService({
@@ -226,18 +240,22 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       async readiness() {
         const key = keys.readiness();
         const databaseProblem = await store.readiness();
+        const logStatus = transparencyLog.sequencer.status();
         return {
           database: databaseProblem === null,
           signingKey: key.problem === null,
           databaseProblem: databaseProblem ?? undefined,
           signingKeyProblem: key.problem ?? undefined,
-          warnings: key.warnings,
+          warnings: [...key.warnings, ...(logStatus ? [`transparency log (${logStatus.code}): ${logStatus.problem}`] : [])],
+          transparencyLog: logStatus ?? undefined,
         };
       },
     });
 
     paymentLog.current = server.app.log;
-    // The first checkpoint (or a re-signed one) is published before the first request is answered.
+    const logStatus = transparencyLog.sequencer.status();
+    if (logStatus) server.app.log.error({ code: logStatus.code }, `transparency log: this instance signs no checkpoint: ${logStatus.problem}`);
+    // The first checkpoint is published before the first request is answered.
     await transparencyLog.sequencer.integrate();
     if (options.sequencer !== false) transparencyLog.start();
     if (paymentsInitError) {

@@ -16,6 +16,8 @@ export interface Readiness {
   signingKeyProblem?: string;
   /** Serving, but something needs the operator (e.g. key files missing while the loaded key still signs). */
   warnings?: string[];
+  /** Why this instance signs no transparency-log checkpoint (a coded reason), when it does not. */
+  transparencyLog?: { code: string; problem: string };
 }
 
 export interface OperationsRoutesOptions {
@@ -52,11 +54,14 @@ export async function operationsRoutes(app: FastifyInstance, options: Operations
       return reply.code(body.status).type(JSON_TYPE).send(JSON.stringify(body));
     }
     const warnings = ready.warnings ?? [];
+    // Receipts are still stored and queued, but this instance signs no checkpoint: still 200 (another instance may).
+    const logProblem = ready.transparencyLog;
     return reply.type(JSON_TYPE).send(
       JSON.stringify({
-        status: warnings.length > 0 ? 'degraded' : 'ok',
+        status: warnings.length > 0 || logProblem ? 'degraded' : 'ok',
         database: 'ok',
         signing_key: 'ok',
+        transparency_log: logProblem ? { status: 'not_signing', code: logProblem.code, problem: logProblem.problem, fix: 'give every instance the log\'s note key (see docs/transparency.md)' } : 'ok',
         ...(warnings.length > 0 ? { warnings } : {}),
         version: options.version,
       }),

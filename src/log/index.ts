@@ -8,11 +8,12 @@ import { ApiError, invalidRequest } from '../errors.js';
 import type { LogHead, TransparencyLogStore } from '../store/log-store.js';
 import { consistencyProof, inclusionProof, leafHash, tileLevelReader } from './merkle.js';
 import { logOrigin, type NoteSigner } from './note.js';
-import { createSequencer, type Sequencer } from './sequencer.js';
+import { createSequencer, type Sequencer, type SequencerStatus } from './sequencer.js';
 import { encodeEntryBundle, tileExists, TILE_HEIGHT, TILE_WIDTH, type TileRef } from './tiles.js';
 
-export { logOrigin } from './note.js';
-export { defaultNoteKeyFile, loadOrCreateNoteSigner } from './note-key.js';
+export { formatCheckpoint, logOrigin, noteVerifierKey, openCheckpoint } from './note.js';
+export { defaultNoteKeyFile, loadOrCreateNoteSigner, openNoteKey, type NoteKey } from './note-key.js';
+export type { SequencerStatus } from './sequencer.js';
 
 export interface TransparencyLogOptions {
   store: TransparencyLogStore;
@@ -20,6 +21,11 @@ export interface TransparencyLogOptions {
   publicBaseUrl: string;
   intervalMs?: number;
   onError?: (err: unknown) => void;
+  /** The log's note key as the database records it, when it is not the signer's (the sequencer then never signs). */
+  recordedVerifierKey?: string;
+  /** Why the signer is not the log's note key (see openNoteKey), or null. */
+  keyMismatch?: string | null;
+  onStatus?: (status: SequencerStatus | null) => void;
 }
 
 /** A tree head as reputation and scores name it. */
@@ -52,6 +58,7 @@ export interface ConsistencyAnswer {
 
 export interface TransparencyLog {
   readonly origin: string;
+  /** The log's note verifier key (the one the database records, which is this instance's unless it is misconfigured). */
   readonly verifierKey: string;
   readonly sequencer: Sequencer;
   start(): void;
@@ -71,7 +78,15 @@ const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
 export function createTransparencyLog(options: TransparencyLogOptions): TransparencyLog {
   const { store, signer } = options;
   const origin = logOrigin(options.publicBaseUrl);
-  const sequencer = createSequencer({ store, signer, origin, intervalMs: options.intervalMs, onError: options.onError });
+  const sequencer = createSequencer({
+    store,
+    signer,
+    origin,
+    intervalMs: options.intervalMs,
+    onError: options.onError,
+    keyMismatch: options.keyMismatch,
+    onStatus: options.onStatus,
+  });
   // The store keeps the tile levels only (see the sequencer); proofs hash the other levels up from them.
   const readNodes = tileLevelReader((ids) => store.logNodes(ids), TILE_HEIGHT);
 
@@ -83,7 +98,7 @@ export function createTransparencyLog(options: TransparencyLogOptions): Transpar
 
   return {
     origin,
-    verifierKey: signer.verifierKey,
+    verifierKey: options.recordedVerifierKey ?? signer.verifierKey,
     sequencer,
     start: () => sequencer.start(),
     stop: () => sequencer.stop(),

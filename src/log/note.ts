@@ -37,6 +37,13 @@ function hex8(id: number): string {
   return id.toString(16).padStart(8, '0');
 }
 
+/** The verifier key `<name>+<hex key id>+<base64(0x01 || public key)>` of a raw 32-byte Ed25519 public key. */
+export function noteVerifierKey(name: string, publicKey: Uint8Array): string {
+  if (!isValidKeyName(name)) throw new NoteError(`note key name must be non-empty without spaces or '+': ${JSON.stringify(name)}`);
+  if (publicKey.length !== 32) throw new NoteError('an Ed25519 public key has 32 bytes');
+  return `${name}+${hex8(noteKeyId(name, publicKey))}+${Buffer.concat([Buffer.from([ED25519_TYPE]), publicKey]).toString('base64')}`;
+}
+
 export interface NoteSigner {
   readonly name: string;
   readonly keyId: number;
@@ -51,7 +58,7 @@ export function createNoteSigner(name: string, privateKey: KeyObject): NoteSigne
   if (privateKey.asymmetricKeyType !== 'ed25519' || privateKey.type !== 'private') throw new NoteError('note key must be an Ed25519 private key');
   const pub = Buffer.from(rawPublicKeyBase64(privateKey), 'base64');
   const keyId = noteKeyId(name, pub);
-  const verifierKey = `${name}+${hex8(keyId)}+${Buffer.concat([Buffer.from([ED25519_TYPE]), pub]).toString('base64')}`;
+  const verifierKey = noteVerifierKey(name, pub);
   return {
     name,
     keyId,

@@ -7,6 +7,12 @@
  * re-reads and tries again, so there is one sequence with no fork and no gap.
  * A crash (kill -9) at any point leaves either the whole batch committed or
  * none of it; queued receipts stay queued until a batch that holds them commits.
+ *
+ * A sequencer signs only as the log's one note key: when its key is not the one
+ * the database records, or the newest checkpoint is signed by another key, it
+ * signs nothing and says why (status()); its receipts stay queued for an
+ * instance that holds the log's key. Re-signing another key's checkpoint would
+ * give the log two note-signing identities, which monitors rightly see as an attack.
  */
 import { encodeLogEntry, logEntryOf } from './entry.js';
 import { appendLeaves, frontierNodes, leafHash, tileLevelReader, type Hash } from './merkle.js';
@@ -24,6 +30,19 @@ export interface SequencerOptions {
   /** Most receipts per append (default 256, one tile's width). */
   batchSize?: number;
   onError?: (err: unknown) => void;
+  /**
+   * Why this instance's note key is not the log's (the key the database records), or null: then it never signs
+   * (see src/log/note-key.ts).
+   */
+  keyMismatch?: string | null;
+  /** Told when the sequencer starts or stops refusing to sign (the status changed). */
+  onStatus?: (status: SequencerStatus | null) => void;
+}
+
+/** Why a sequencer refuses to sign checkpoints; `code` is stable, `problem` says it for people. */
+export interface SequencerStatus {
+  code: 'note_key_not_recorded' | 'checkpoint_signed_by_other_key';
+  problem: string;
 }
 
 export interface Sequencer {
@@ -35,6 +54,8 @@ export interface Sequencer {
    * returns the head after: the checkpoint then covers every receipt stored before the call.
    */
   integrate(): Promise<LogHead>;
+  /** Null while this sequencer may sign checkpoints; else why it refuses (as of its last integration). */
+  status(): SequencerStatus | null;
 }
 
 /** How many times a batch is recomputed after losing the race to another sequencer before giving up for this round. */
@@ -61,8 +82,7 @@ export function createSequencer(options: SequencerOptions): Sequencer {
   let queued: Promise<LogHead> | null = null;
   /** Notes already checked (or written) by this process: re-verifying the same text each tick is waste. */
   let trustedNote = '';
-  /** A note signed by another key is re-signed once per start, never back and forth every tick. */
-  let resignedForeign = false;
+  let status: SequencerStatus | null = options.keyMismatch ? { code: 'note_key_not_recorded', problem: options.keyMismatch } : null;
   // Only the levels tiles serve are stored (every TILE_HEIGHT-th: leaves, then one node per 256 below it);
   // a frontier node between them is hashed up from those. The frontier of this sequencer's last append is
   // kept, so a tick reads no nodes unless another sequencer moved the tree (size and root tell).
@@ -82,17 +102,31 @@ export function createSequencer(options: SequencerOptions): Sequencer {
     }
   }
 
+  function refusal(head: LogHead): SequencerStatus | null {
+    if (options.keyMismatch) return { code: 'note_key_not_recorded', problem: options.keyMismatch };
+    if (head.note === '' || noteIsOurs(head)) return null;
+    return {
+      code: 'checkpoint_signed_by_other_key',
+      problem: `the newest checkpoint (tree size ${head.size}) is not signed by this instance's note key (${signer.verifierKey}), so this instance signs no checkpoint; run \`aov log resign\` only if the log's note key was changed on purpose`,
+    };
+  }
+
+  function setStatus(next: SequencerStatus | null): void {
+    if (next?.code === status?.code && next?.problem === status?.problem) return;
+    status = next;
+    options.onStatus?.(next);
+  }
+
   async function once(): Promise<LogHead> {
     let conflicts = 0;
     for (;;) {
       const head = await store.logHead();
+      const refused = refusal(head);
+      setStatus(refused);
+      if (refused) return head;
       const pending = await store.logPending(batchSize);
-      let resign = !noteIsOurs(head);
-      if (resign && head.note !== '') {
-        if (resignedForeign && pending.length === 0) resign = false;
-        else resignedForeign = true;
-      }
-      if (pending.length === 0 && !resign) return head;
+      // The empty tree's first checkpoint is signed at once, before anything is queued.
+      if (pending.length === 0 && head.note !== '') return head;
 
       const frontier = last && last.size === head.size && last.root.equals(head.root) ? last.frontier : await readNodes(frontierNodes(head.size));
       const entries: Array<{ index: number; verificationId: string; entry: string }> = [];
@@ -171,5 +205,6 @@ export function createSequencer(options: SequencerOptions): Sequencer {
       await Promise.allSettled([running, queued]);
     },
     integrate,
+    status: () => status,
   };
 }

@@ -57,8 +57,11 @@ export function parseKeyEncryptionKey(text: string): Buffer {
   return key;
 }
 
-/** AES-256-GCM of the PKCS#8 DER under the KEK; the key version is authenticated data, so a row cannot be swapped for another. */
-function encryptPrivateKey(key: KeyObject, keyVersion: string, kek: Buffer): string {
+/**
+ * AES-256-GCM of the PKCS#8 DER under the KEK; the key version (or another label naming the key, such as the log
+ * note key's) is authenticated data, so a row cannot be swapped for another.
+ */
+export function encryptPrivateKey(key: KeyObject, keyVersion: string, kek: Buffer): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', kek, iv);
   cipher.setAAD(Buffer.from(keyVersion, 'utf8'));
@@ -67,7 +70,7 @@ function encryptPrivateKey(key: KeyObject, keyVersion: string, kek: Buffer): str
   return [ENVELOPE, iv.toString('base64'), cipher.getAuthTag().toString('base64'), ct.toString('base64')].join(':');
 }
 
-function decryptPrivateKey(envelope: string, keyVersion: string, kek: Buffer): KeyObject {
+export function decryptPrivateKey(envelope: string, keyVersion: string, kek: Buffer): KeyObject {
   const parts = envelope.split(':');
   if (parts.length !== 5 || `${parts[0]}:${parts[1]}` !== ENVELOPE) throw new Error(`the private key of ${keyVersion} is not in the ${ENVELOPE} format`);
   try {

@@ -5,7 +5,7 @@
  * rows and records. Only the SQL dialect stays in each store.
  */
 import { invalidRequest } from '../errors.js';
-import type { AllowanceState, HistoryEntry, PaymentEvent, PaymentEventKind, PaymentKey, PaymentReservation, PendingSettlement, ReceiptRecord, ReputationPage, SigningKeyRecord } from './store.js';
+import type { AllowanceState, HistoryEntry, PaymentEvent, PaymentEventKind, PaymentKey, PaymentReservation, PendingSettlement, ReceiptRecord, ReputationPage, SigningKeyRecord, LogNoteKeyRecord } from './store.js';
 
 const DAY_RE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
@@ -278,4 +278,25 @@ export function toSigningKey(r: SigningKeyRow): SigningKeyRecord {
     createdAt: r.created_at,
     privateKey: r.private_key,
   };
+}
+
+/** Columns of a log note key row, in {@link logNoteKeyValues} order. */
+export const LOG_NOTE_KEY_COLUMNS = 'name, public_key, private_key, source, created_at';
+
+export interface LogNoteKeyRow {
+  name: string;
+  public_key: string;
+  private_key: string | null;
+  source: 'generated' | 'file';
+  created_at: string;
+}
+
+export function logNoteKeyValues(k: LogNoteKeyRecord): unknown[] {
+  if (typeof k.name !== 'string' || k.name.length === 0) throw new TypeError('a log note key needs a name');
+  if (k.source !== 'generated' && k.source !== 'file') throw new TypeError('source must be generated or file');
+  return [k.name, k.publicKey, k.privateKey, k.source, k.createdAt];
+}
+
+export function toLogNoteKey(r: LogNoteKeyRow): LogNoteKeyRecord {
+  return { name: r.name, publicKey: r.public_key, privateKey: r.private_key, source: r.source, createdAt: r.created_at };
 }

@@ -26,6 +26,8 @@ import {
   assertUnits,
   decodeCursor,
   HISTORY_COLUMNS,
+  LOG_NOTE_KEY_COLUMNS,
+  logNoteKeyValues,
   PENDING_COLUMNS,
   pendingValues,
   receiptValues,
@@ -35,11 +37,13 @@ import {
   toEvent,
   toPending,
   toReservation,
+  toLogNoteKey,
   toSigningKey,
   verificationIdsText,
   type EventRow,
   type HistoryRow,
   type PaymentRow,
+  type LogNoteKeyRow,
   type PendingRow,
   type SigningKeyRow,
 } from './common.js';
@@ -47,7 +51,7 @@ import { storeFaultReason } from './faults.js';
 import { createPostgresLog } from './log-postgres.js';
 import { POSTGRES_MIGRATIONS, type PgMigration } from './migrations/postgres.js';
 import { createPostgresAllowanceCounter, createPostgresReceiptWriter } from './postgres-writer.js';
-import type { AllowanceState, PaymentEvent, PaymentKey, PaymentReservation, PendingSettlement, ReceiptRecord, ReputationPage, SigningKeyRecord, Store } from './store.js';
+import type { AllowanceState, PaymentEvent, PaymentKey, PaymentReservation, PendingSettlement, ReceiptRecord, ReputationPage, SigningKeyRecord, LogNoteKeyRecord, Store } from './store.js';
 
 /** The part of the `pg` API this store uses (the package ships no types). */
 interface PgQueryResult<R> {
@@ -440,6 +444,25 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
         await c.query(`INSERT INTO ${q}.signing_keys (${SIGNING_KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`, row);
         return true;
       });
+    },
+
+    async logNoteKey(name: string): Promise<LogNoteKeyRecord | null> {
+      const r = await pool.query<LogNoteKeyRow>(`SELECT ${LOG_NOTE_KEY_COLUMNS} FROM ${q}.log_note_keys WHERE name = $1`, [name]);
+      return r.rows[0] ? toLogNoteKey(r.rows[0]) : null;
+    },
+
+    async addLogNoteKey(key: LogNoteKeyRecord): Promise<LogNoteKeyRecord> {
+      const row = logNoteKeyValues(key);
+      // The primary key decides between instances inserting at once; the loser's insert does nothing and it reads the winner.
+      await pool.query(`INSERT INTO ${q}.log_note_keys (${LOG_NOTE_KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO NOTHING`, row);
+      const r = await pool.query<LogNoteKeyRow>(`SELECT ${LOG_NOTE_KEY_COLUMNS} FROM ${q}.log_note_keys WHERE name = $1`, [key.name]);
+      if (!r.rows[0]) throw new Error(`the log note key of ${key.name} is missing right after its insert`);
+      return toLogNoteKey(r.rows[0]);
+    },
+
+    async sealLogNoteKey(name: string, publicKey: string, privateKey: string): Promise<boolean> {
+      const r = await pool.query(`UPDATE ${q}.log_note_keys SET private_key = $1 WHERE name = $2 AND public_key = $3 AND private_key IS NULL`, [privateKey, name, publicKey]);
+      return r.rowCount === 1;
     },
 
     async check(): Promise<string | null> {

@@ -20,6 +20,8 @@ import {
   assertUnits,
   decodeCursor,
   HISTORY_COLUMNS,
+  LOG_NOTE_KEY_COLUMNS,
+  logNoteKeyValues,
   PENDING_COLUMNS,
   pendingValues,
   receiptValues,
@@ -29,11 +31,13 @@ import {
   toEvent,
   toPending,
   toReservation,
+  toLogNoteKey,
   toSigningKey,
   verificationIdsText,
   type EventRow,
   type HistoryRow,
   type PaymentRow,
+  type LogNoteKeyRow,
   type PendingRow,
   type SigningKeyRow,
 } from './common.js';
@@ -41,7 +45,7 @@ import { createSqliteLog } from './log-sqlite.js';
 import { SQLITE_WRITE_SQL } from './sqlite-sql.js';
 import { SQLITE_MIGRATIONS, type Migration } from './migrations/sqlite.js';
 import { StoreFaultError } from './faults.js';
-import type { AllowanceState, PaymentEvent, PaymentKey, PaymentReservation, PendingSettlement, ReceiptRecord, ReputationPage, SigningKeyRecord, Store } from './store.js';
+import type { AllowanceState, PaymentEvent, PaymentKey, PaymentReservation, PendingSettlement, ReceiptRecord, ReputationPage, SigningKeyRecord, LogNoteKeyRecord, Store } from './store.js';
 
 /** The part of the better-sqlite3 API this store uses (the package ships no types). */
 interface SqliteStatement {
@@ -393,6 +397,24 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       }).immediate();
     },
 
+    async logNoteKey(name: string): Promise<LogNoteKeyRecord | null> {
+      const row = s.logNoteKey.get(name) as LogNoteKeyRow | undefined;
+      return row ? toLogNoteKey(row) : null;
+    },
+
+    async addLogNoteKey(key: LogNoteKeyRecord): Promise<LogNoteKeyRecord> {
+      const row = logNoteKeyValues(key);
+      // Insert-if-absent and read back in one write transaction: every process on the file gets the first key.
+      return db.transaction(() => {
+        s.insertLogNoteKey.run(...row);
+        return toLogNoteKey(s.logNoteKey.get(key.name) as LogNoteKeyRow);
+      }).immediate();
+    },
+
+    async sealLogNoteKey(name: string, publicKey: string, privateKey: string): Promise<boolean> {
+      return s.sealLogNoteKey.run(privateKey, name, publicKey).changes === 1;
+    },
+
     async health(): Promise<boolean> {
       if (closed) return false;
       try {
@@ -499,6 +521,9 @@ function prepareStatements(db: SqliteDatabase) {
     deletePending: db.prepare('DELETE FROM pending_settlements WHERE network = ? AND payer = ? AND nonce = ?'),
     ping: db.prepare('SELECT 1 AS ok'),
     pruneAllowance: db.prepare('DELETE FROM allowance WHERE day < ?'),
+    logNoteKey: db.prepare(`SELECT ${LOG_NOTE_KEY_COLUMNS} FROM log_note_keys WHERE name = ?`),
+    insertLogNoteKey: db.prepare(`INSERT INTO log_note_keys (${LOG_NOTE_KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`),
+    sealLogNoteKey: db.prepare('UPDATE log_note_keys SET private_key = ? WHERE name = ? AND public_key = ? AND private_key IS NULL'),
     signingKeys: db.prepare(`SELECT ${SIGNING_KEY_COLUMNS} FROM signing_keys ORDER BY created_at ASC, key_version ASC`),
     anySigningKey: db.prepare('SELECT 1 AS one FROM signing_keys LIMIT 1'),
     retireSigningKeys: db.prepare("UPDATE signing_keys SET status = 'retired', not_after = ? WHERE status = 'active'"),

@@ -165,6 +165,20 @@ export interface SigningKeyRecord {
   privateKey: string | null;
 }
 
+/** The transparency log's note key for one log origin (see src/log/note-key-store.ts). */
+export interface LogNoteKeyRecord {
+  /** The key name: the log origin (public host + `/log`). */
+  name: string;
+  /** Standard base64 of the raw 32-byte Ed25519 public key. */
+  publicKey: string;
+  /** Encrypted PKCS#8 (as the signing keys'), or null when the private key lives in LOG_NOTE_KEY_FILE. */
+  privateKey: string | null;
+  /** `generated` in the database, or taken from a key `file`. */
+  source: 'generated' | 'file';
+  /** RFC 3339 UTC with milliseconds. */
+  createdAt: string;
+}
+
 export interface Store extends TransparencyLogStore {
   /** Create or upgrade the schema (versioned migrations). Idempotent. */
   migrate(): Promise<void>;
@@ -273,6 +287,19 @@ export interface Store extends TransparencyLogStore {
    * when any key is already recorded (concurrent first starts agree on one key).
    */
   addSigningKey(key: SigningKeyRecord, options?: { onlyIfEmpty?: boolean }): Promise<boolean>;
+
+  /** The log note key recorded for `name`, or null. */
+  logNoteKey(name: string): Promise<LogNoteKeyRecord | null>;
+  /**
+   * Records `key` unless a key of that name is already recorded, and returns the recorded one: instances
+   * that start at the same moment all get the first insert's key. A recorded key is never replaced.
+   */
+  addLogNoteKey(key: LogNoteKeyRecord): Promise<LogNoteKeyRecord>;
+  /**
+   * Stores the encrypted private key of a key recorded without one (its public half only); false, changing
+   * nothing, when the recorded key of `name` is another key or already has its private key.
+   */
+  sealLogNoteKey(name: string, publicKey: string, privateKey: string): Promise<boolean>;
 
   /** True when the database answers. */
   health(): Promise<boolean>;

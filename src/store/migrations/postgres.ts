@@ -209,4 +209,21 @@ export const POSTGRES_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE ${s}.payments ADD COLUMN transaction_hash TEXT;
     `,
   },
+  {
+    version: 7,
+    name: 'log note keys',
+    // The transparency log's note key, one per log origin (the public host + /log, which is also the key's name), so every
+    // instance on the database signs checkpoints with the same key. private_key is encrypted like the signing keys' (only
+    // with KEY_ENCRYPTION_KEY); without it the key stays in LOG_NOTE_KEY_FILE and the row holds its public half, so an
+    // instance with another file is noticed. A row is never replaced: the first instance to record one wins.
+    sql: (s) => `
+      CREATE TABLE ${s}.log_note_keys (
+        name        TEXT COLLATE "C" PRIMARY KEY,
+        public_key  TEXT NOT NULL,
+        private_key TEXT,
+        source      TEXT NOT NULL CHECK (source IN ('generated', 'file')),
+        created_at  TEXT NOT NULL
+      );
+    `,
+  },
 ];

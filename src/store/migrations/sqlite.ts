@@ -187,4 +187,19 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE payments ADD COLUMN transaction_hash TEXT;
     `,
   },
+  {
+    version: 7,
+    name: 'log note keys',
+    // The transparency log's note key, one per log origin (see the PostgreSQL migration of the same version): kept in the
+    // database, encrypted, with KEY_ENCRYPTION_KEY; otherwise its public half, beside LOG_NOTE_KEY_FILE.
+    sql: `
+      CREATE TABLE log_note_keys (
+        name        TEXT PRIMARY KEY,
+        public_key  TEXT NOT NULL,
+        private_key TEXT,
+        source      TEXT NOT NULL CHECK (source IN ('generated', 'file')),
+        created_at  TEXT NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
