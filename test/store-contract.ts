@@ -596,6 +596,33 @@ export function defineStoreContract(name: string, harness: StoreHarness): void {
       });
     });
 
+    describe('log note keys', () => {
+      it('the first key recorded for a name wins, also when handles insert at once; a recorded key is sealed once, only with its own public key', async () => {
+        const name = `${uniq('origin')}.example/log`;
+        expect(await store.logNoteKey(name)).toBeNull();
+        const handles = await Promise.all([harness.open(), harness.open(), harness.open()]);
+        try {
+          const candidates = handles.map((_, i) => ({ name, publicKey: `${String.fromCharCode(65 + i).repeat(43)}=`, privateKey: null, source: 'file' as const, createdAt: `2026-01-01T00:00:0${i}.000Z` }));
+          const got = await Promise.all(handles.map((h, i) => h.addLogNoteKey(candidates[i]!)));
+          const winner = got[0]!;
+          expect(candidates).toContainEqual(winner);
+          for (const g of got) expect(g).toEqual(winner);
+          expect(await store.logNoteKey(name)).toEqual(winner);
+          // Never replaced by a later insert.
+          expect(await store.addLogNoteKey({ ...winner, publicKey: `${'Z'.repeat(43)}=`, source: 'generated' })).toEqual(winner);
+
+          expect(await store.sealLogNoteKey(name, `${'Z'.repeat(43)}=`, 'sealed-other')).toBe(false);
+          expect(await store.sealLogNoteKey(name, winner.publicKey, 'sealed')).toBe(true);
+          expect(await store.sealLogNoteKey(name, winner.publicKey, 'sealed-again')).toBe(false);
+          expect(await store.logNoteKey(name)).toEqual({ ...winner, privateKey: 'sealed' });
+          // Another name is another log identity.
+          expect(await store.logNoteKey(`other-${name}`)).toBeNull();
+        } finally {
+          for (const h of handles) await h.close();
+        }
+      });
+    });
+
     describe('lifecycle', () => {
       it('health is true while open, false after close; close is idempotent', async () => {
         const s = await harness.open();
