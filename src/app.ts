@@ -115,6 +115,12 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       publicBaseUrl: config.publicBaseUrl,
       intervalMs: config.logIntervalMs,
       onError: (err) => log.current?.error({ err }, 'transparency log: integration failed (retried on the next tick)'),
+      // Without PUBLIC_BASE_URL the log is named after the address it listens on: a restart elsewhere renames it.
+      adoptAtStart: !config.publicBaseUrlSet,
+      onAdopt: (previous) =>
+        log.current?.warn(
+          `transparency log: the newest checkpoint (${previous.slice(0, previous.indexOf('\n'))}) was signed by another key; re-signed as ${logOrigin(config.publicBaseUrl)} because PUBLIC_BASE_URL is not set (set it to keep the log's name and key)`,
+        ),
       onStatus: (status) =>
         status
           ? log.current?.error({ code: status.code }, `transparency log: this instance signs no checkpoint: ${status.problem}`)

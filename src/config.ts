@@ -30,6 +30,8 @@ export interface Config {
   serviceName: string;
   /** Public base URL without trailing slash, used in receipts, cards and docs. */
   publicBaseUrl: string;
+  /** False when publicBaseUrl is only derived from HOST and PORT (PUBLIC_BASE_URL not set). */
+  publicBaseUrlSet: boolean;
   freeAllowancePerDay: number;
   /**
    * Which proxies in front of the service are trusted to append to X-Forwarded-For
@@ -190,6 +192,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
   const serviceName = (get('SERVICE_NAME') ?? '').trim() || 'agent-output-verifier';
 
   const urlHost = host.includes(':') ? `[${host}]` : host;
+  const publicBaseUrlSet = (get('PUBLIC_BASE_URL') ?? '').trim() !== '';
   const rawBase = (get('PUBLIC_BASE_URL') ?? '').trim() || `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : urlHost}:${port}`;
   let publicBaseUrl: string;
   try {
@@ -297,6 +300,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     databasePoolSize,
     serviceName,
     publicBaseUrl,
+    publicBaseUrlSet,
     freeAllowancePerDay,
     trustProxy,
     bodyLimitBytes,

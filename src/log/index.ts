@@ -26,6 +26,9 @@ export interface TransparencyLogOptions {
   /** Why the signer is not the log's note key (see openNoteKey), or null. */
   keyMismatch?: string | null;
   onStatus?: (status: SequencerStatus | null) => void;
+  /** See SequencerOptions.adoptAtStart. */
+  adoptAtStart?: boolean;
+  onAdopt?: (previousNote: string) => void;
 }
 
 /** A tree head as reputation and scores name it. */
@@ -86,6 +89,8 @@ export function createTransparencyLog(options: TransparencyLogOptions): Transpar
     onError: options.onError,
     keyMismatch: options.keyMismatch,
     onStatus: options.onStatus,
+    adoptAtStart: options.adoptAtStart,
+    onAdopt: options.onAdopt,
   });
   // The store keeps the tile levels only (see the sequencer); proofs hash the other levels up from them.
   const readNodes = tileLevelReader((ids) => store.logNodes(ids), TILE_HEIGHT);

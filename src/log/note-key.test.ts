@@ -157,4 +157,37 @@ describe('the sequencer signs only as the log note key', () => {
     expect(statuses).toEqual(['checkpoint_signed_by_other_key']);
     expect((await goodSeq.integrate()).size).toBe(2);
   });
+
+  it('without a fixed public URL, the first integration re-signs another name\'s checkpoint once; later ones refuse', async () => {
+    const t = setup();
+    const store = t.open();
+    const before = await openNoteKey({ store, name: '127.0.0.1:8080/log', file: t.file, kek: null });
+    await store.saveReceipt(receipt('r1'));
+    const first = await createSequencer({ store, signer: before.signer, origin: '127.0.0.1:8080/log' }).integrate();
+
+    // Restarted on another port, same data directory: the log is renamed, at start only.
+    const after = await openNoteKey({ store, name: '127.0.0.1:9090/log', file: t.file, kek: null });
+    const adopted: string[] = [];
+    const seq = createSequencer({ store, signer: after.signer, origin: '127.0.0.1:9090/log', adoptAtStart: true, onAdopt: (n) => adopted.push(n) });
+    const head = await seq.integrate();
+    expect(adopted).toEqual([first.note]);
+    expect(head).toMatchObject({ size: 1, root: first.root });
+    expect(openCheckpoint(head.note, after.recordedVerifierKey, '127.0.0.1:9090/log').size).toBe(1);
+    expect(seq.status()).toBeNull();
+
+    // Another instance renames it back meanwhile (its own start): this one, past its start, now refuses.
+    const back = createSequencer({ store, signer: before.signer, origin: '127.0.0.1:8080/log', adoptAtStart: true });
+    await store.saveReceipt(receipt('r2'));
+    expect((await back.integrate()).size).toBe(2);
+    await store.saveReceipt(receipt('r3'));
+    expect((await seq.integrate()).size).toBe(2);
+    expect(seq.status()).toMatchObject({ code: 'checkpoint_signed_by_other_key' });
+
+    // An instance whose key is not the recorded one never adopts.
+    loadOrCreateNoteSigner(path.join(t.dir, 'stray.pem'), '127.0.0.1:8080/log');
+    const stray = await openNoteKey({ store, name: '127.0.0.1:8080/log', file: path.join(t.dir, 'stray.pem'), kek: null });
+    const straySeq = createSequencer({ store, signer: stray.signer, origin: '127.0.0.1:8080/log', keyMismatch: stray.mismatch, adoptAtStart: true });
+    expect((await straySeq.integrate()).size).toBe(2);
+    expect(straySeq.status()).toMatchObject({ code: 'note_key_not_recorded' });
+  });
 });

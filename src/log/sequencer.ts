@@ -35,6 +35,14 @@ export interface SequencerOptions {
    * (see src/log/note-key.ts).
    */
   keyMismatch?: string | null;
+  /**
+   * Re-sign a newest checkpoint of another key, once, in the first integration: for a service without a fixed
+   * public URL, whose log is named after the address it happens to listen on (a restart on another port renames
+   * it). Never for an instance whose key is not the recorded one.
+   */
+  adoptAtStart?: boolean;
+  /** Told when the first integration re-signed another key's checkpoint (see adoptAtStart). */
+  onAdopt?: (previousNote: string) => void;
   /** Told when the sequencer starts or stops refusing to sign (the status changed). */
   onStatus?: (status: SequencerStatus | null) => void;
 }
@@ -83,6 +91,7 @@ export function createSequencer(options: SequencerOptions): Sequencer {
   /** Notes already checked (or written) by this process: re-verifying the same text each tick is waste. */
   let trustedNote = '';
   let status: SequencerStatus | null = options.keyMismatch ? { code: 'note_key_not_recorded', problem: options.keyMismatch } : null;
+  let adopting = options.adoptAtStart === true && !options.keyMismatch;
   // Only the levels tiles serve are stored (every TILE_HEIGHT-th: leaves, then one node per 256 below it);
   // a frontier node between them is hashed up from those. The frontier of this sequencer's last append is
   // kept, so a tick reads no nodes unless another sequencer moved the tree (size and root tell).
@@ -102,9 +111,9 @@ export function createSequencer(options: SequencerOptions): Sequencer {
     }
   }
 
-  function refusal(head: LogHead): SequencerStatus | null {
+  function refusal(head: LogHead, ours: boolean): SequencerStatus | null {
     if (options.keyMismatch) return { code: 'note_key_not_recorded', problem: options.keyMismatch };
-    if (head.note === '' || noteIsOurs(head)) return null;
+    if (head.note === '' || ours || adopting) return null;
     return {
       code: 'checkpoint_signed_by_other_key',
       problem: `the newest checkpoint (tree size ${head.size}) is not signed by this instance's note key (${signer.verifierKey}), so this instance signs no checkpoint; run \`aov log resign\` only if the log's note key was changed on purpose`,
@@ -118,15 +127,24 @@ export function createSequencer(options: SequencerOptions): Sequencer {
   }
 
   async function once(): Promise<LogHead> {
+    try {
+      return await integrateBatches();
+    } finally {
+      adopting = false;
+    }
+  }
+
+  async function integrateBatches(): Promise<LogHead> {
     let conflicts = 0;
     for (;;) {
       const head = await store.logHead();
-      const refused = refusal(head);
+      const ours = noteIsOurs(head);
+      const refused = refusal(head, ours);
       setStatus(refused);
       if (refused) return head;
       const pending = await store.logPending(batchSize);
-      // The empty tree's first checkpoint is signed at once, before anything is queued.
-      if (pending.length === 0 && head.note !== '') return head;
+      // Signed at once even with nothing queued: the empty tree's first checkpoint, or one adopted at start.
+      if (pending.length === 0 && ours) return head;
 
       const frontier = last && last.size === head.size && last.root.equals(head.root) ? last.frontier : await readNodes(frontierNodes(head.size));
       const entries: Array<{ index: number; verificationId: string; entry: string }> = [];
@@ -150,6 +168,7 @@ export function createSequencer(options: SequencerOptions): Sequencer {
         if (++conflicts > MAX_CONFLICTS) throw new Error('the log kept moving under this sequencer; will retry');
         continue;
       }
+      if (!ours && head.note !== '') options.onAdopt?.(head.note);
       trustedNote = note;
       last = { size: grown.size, root: grown.root, frontier: grown.frontier };
       if (pending.length < batchSize) return next;
