@@ -127,16 +127,21 @@ async function monitor(io: CliIO, positionals: string[], values: Values): Promis
   return r.ok ? 0 : 1;
 }
 
-async function audit(io: CliIO, positionals: string[], values: Values): Promise<number> {
-  if (positionals.length !== 0) return fail(io, 'usage: aov log audit [--data-dir <dir>] [--database-url <url>] [--checkpoint <file>]');
+/** The configuration of the operator's commands (environment, --data-dir, --database-url), or exit code 2 when it is invalid. */
+async function storeConfig(io: CliIO, values: Values): Promise<Config | number> {
   const { ConfigError, loadConfig } = await import('../config.js');
-  let config;
   try {
-    config = loadConfig(undefined, { 'data-dir': values['data-dir'], 'database-url': values['database-url'] });
+    return loadConfig(undefined, { 'data-dir': values['data-dir'], 'database-url': values['database-url'] });
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     return fail(io, `invalid configuration: ${e.message}`);
   }
+}
+
+async function audit(io: CliIO, positionals: string[], values: Values): Promise<number> {
+  if (positionals.length !== 0) return fail(io, 'usage: aov log audit [--data-dir <dir>] [--database-url <url>] [--checkpoint <file>]');
+  const config = await storeConfig(io, values);
+  if (typeof config === 'number') return config;
   const published = values.checkpoint === undefined ? undefined : io.readFile(values.checkpoint);
   return auditStore(io, config, { published, json: values.json });
 }
@@ -202,16 +207,10 @@ export async function auditStore(io: CliIO, config: Config, options: { published
 
 async function resign(io: CliIO, positionals: string[], values: Values): Promise<number> {
   if (positionals.length !== 0) return fail(io, 'usage: aov log resign [--data-dir <dir>] [--database-url <url>]');
-  const { ConfigError, loadConfig } = await import('../config.js');
+  const config = await storeConfig(io, values);
+  if (typeof config === 'number') return config;
   const { openStore } = await import('../store/index.js');
   const { formatCheckpoint, logOrigin, openCheckpoint, openNoteKey } = await import('../log/index.js');
-  let config;
-  try {
-    config = loadConfig(undefined, { 'data-dir': values['data-dir'], 'database-url': values['database-url'] });
-  } catch (e) {
-    if (!(e instanceof ConfigError)) throw e;
-    return fail(io, `invalid configuration: ${e.message}`);
-  }
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: config.databaseSchema });
   try {
     await store.migrate();
