@@ -61,7 +61,7 @@ describe('log note key, SQLite', () => {
   /** Back to the schema before this version: the note key only in its file, no table, the migration not applied. */
   function downgrade(dir: string): void {
     const db = sqlite(dir);
-    db.exec('DROP TABLE log_note_keys; DELETE FROM schema_migrations WHERE version = 6;');
+    db.exec('DROP TABLE log_note_keys; DELETE FROM schema_migrations WHERE version = 7;');
     db.close();
   }
 
