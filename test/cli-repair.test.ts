@@ -94,4 +94,57 @@ describe('aov repair', () => {
     expect(out.request.submitted_output.invoice_id).toBe('nope');
     expect(r.stderr).toContain('no repair applies');
   });
+
+  it('determined faults only: exit 0; the repaired request written with --write passes aov verify', async () => {
+    const r = await aov(['repair', f('determined.request.json'), '--write', f('fixed.request.json')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^before {2}fail {2}blocking /);
+    expect(r.stdout).toMatch(/^after {3}pass$/m);
+    expect(r.stdout).toContain("applied  schema:type at '$.line_items[0].qty'");
+    const fixed = JSON.parse(readFileSync(f('fixed.request.json'), 'utf8'));
+    expect(fixed.submitted_output).toEqual(INVOICE.submitted_output);
+    const verified = await aov(['verify', f('fixed.request.json')]);
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(JSON.parse(verified.stdout).result).toBe('pass');
+  });
+
+  it('--json: both verdicts, the repairs, and the repaired request', async () => {
+    const r = await aov(['repair', f('determined.request.json'), '--json']);
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.before.result).toBe('fail');
+    expect(out.before.next_actions[0]).toMatchObject({ action: 'apply_repairs' });
+    expect(out.after.result).toBe('pass');
+    expect(out.repairs.applied.map((a: { certainty: string }) => a.certainty)).toEqual(['determined', 'determined', 'determined']);
+    expect(out.request.submitted_output).toEqual(INVOICE.submitted_output);
+    expect(out.after.output_hash).not.toBe(out.before.output_hash);
+  });
+
+  it('a wrong total has only candidate repairs: exit 1 with the candidate skipped; --apply candidates takes the first option and exits 0', async () => {
+    const plain = await aov(['repair', f('total.request.json')]);
+    expect(plain.code).toBe(1);
+    expect(plain.stdout).toContain('skipped (candidate; --apply candidates takes its first option) consistency:sum_equals');
+    expect(plain.stderr).toContain('no repair applies');
+    const opted = await aov(['repair', f('total.request.json'), '--apply', 'candidates', '--json']);
+    expect(opted.code, opted.stderr).toBe(0);
+    const out = JSON.parse(opted.stdout);
+    expect(out.repairs.applied).toMatchObject([{ check: 'consistency:sum_equals', certainty: 'candidate' }]);
+    expect(out.request.submitted_output.total).toBe(129.5);
+    expect(out.after.result).toBe('pass');
+  });
+
+  it('a repair that would exceed BODY_LIMIT_BYTES is not applied: exit 1 with the error naming it', async () => {
+    const schema = structuredClone(INVOICE.expected_schema);
+    schema.properties.memo = { type: 'string', default: 'm'.repeat(2000) };
+    schema.required = [...schema.required, 'memo'];
+    write('big.request.json', { ...INVOICE, expected_schema: schema });
+    const size = Buffer.byteLength(JSON.stringify(JSON.parse(readFileSync(f('big.request.json'), 'utf8'))));
+    const r = await aov(['repair', f('big.request.json')], { env: { BODY_LIMIT_BYTES: String(size + 500) } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/the repair of schema:required at '\$' would make the request body \d+ bytes, over the limit of \d+; nothing was sent/);
+    // With room for it, the same repair applies and the output passes.
+    const roomy = await aov(['repair', f('big.request.json')], { env: { BODY_LIMIT_BYTES: String(size + 5000) } });
+    expect(roomy.code, roomy.stderr).toBe(0);
+  });
 });
+

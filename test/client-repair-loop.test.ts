@@ -83,6 +83,63 @@ describe('verifyAndRepair against a live server', () => {
     expect(out.receipts[0].output_hash).not.toBe(out.receipts[1].output_hash);
   });
 
+  it('determined repairs are applied and verified again: initial fail, repair pass, no model needed', async () => {
+    const line0 = (GOOD.line_items as unknown as Array<Record<string, unknown>>)[0];
+    const request: VerificationRequest = {
+      ...INVOICE,
+      task_id: 'loop-determined',
+      submitted_output: { ...GOOD, currency: 'usd', line_items: [{ ...line0, qty: '3' }, GOOD.line_items[1]] } as unknown as VerificationRequest['submitted_output'],
+    };
+    const out = await client.verifyAndRepair({ request });
+    expect(out.attempts.map((a) => [a.kind, a.receipt.result])).toEqual([
+      ['initial', 'fail'],
+      ['repair', 'pass'],
+    ]);
+    expect(out.attempts[0].receipt.next_actions[0]).toEqual({ action: 'apply_repairs', count: 2 });
+    expect(out.attempts[1].applied?.map((r) => r.check).sort()).toEqual(['schema:enum', 'schema:type']);
+    expect(out.output).toEqual(GOOD);
+    // The patched output was sent and signed: its receipt checks against the patched request.
+    expect(await client.checkReceipt(out.attempts[1].text, { request: out.request })).toMatchObject({ valid: true });
+  });
+
+  it('repairs first, then regenerate for what is left; candidates: true takes the first option instead', async () => {
+    const line0 = (GOOD.line_items as unknown as Array<Record<string, unknown>>)[0];
+    const faulty = { ...GOOD, currency: 'usd', line_items: [{ ...line0, qty: '3' }, GOOD.line_items[1]], total: 140 } as unknown as VerificationRequest['submitted_output'];
+    const seen: unknown[] = [];
+    const out = await client.verifyAndRepair({
+      request: { ...INVOICE, task_id: 'loop-mixed', submitted_output: faulty },
+      regenerate: (f) => {
+        seen.push(f.output);
+        return { ...(f.output as object), total: 129.5 };
+      },
+    });
+    expect(out.attempts.map((a) => [a.kind, a.receipt.result])).toEqual([
+      ['initial', 'fail'],
+      ['repair', 'fail'],
+      ['regenerate', 'pass'],
+    ]);
+    // regenerate saw the output with the determined repairs in place.
+    expect(seen).toEqual([{ ...GOOD, total: 140 }]);
+
+    const opted = await client.verifyAndRepair({ request: { ...INVOICE, task_id: 'loop-candidates', submitted_output: faulty }, candidates: true });
+    expect(opted.attempts.map((a) => [a.kind, a.receipt.result])).toEqual([
+      ['initial', 'fail'],
+      ['repair', 'pass'],
+    ]);
+    expect(opted.output).toEqual(GOOD);
+  });
+
+  it('a determined repair that would exceed the body limit is not sent: body_limit with the first receipt', async () => {
+    const schema = structuredClone(INVOICE.expected_schema) as { properties: Record<string, unknown>; required: string[] };
+    schema.properties.memo = { type: 'string', default: 'm'.repeat(3000) };
+    schema.required = [...schema.required, 'memo'];
+    const request = { ...INVOICE, task_id: 'loop-big-repair', expected_schema: schema } as VerificationRequest;
+    const err = await loopError(client.verifyAndRepair({ request, maxBodyBytes: JSON.stringify(request).length + 1000 }));
+    expect(err.code).toBe('body_limit');
+    expect(err.message).toContain('schema:required');
+    expect(err.receipts.map((r) => r.result)).toEqual(['fail']);
+  });
+
   it('a compact request still gets hints to work with (the loop asks for the full form)', async () => {
     let text = '';
     await loopError(
