@@ -30,13 +30,14 @@ const verdict: RepairableVerdict = {
   result: 'fail',
   output_hash: outputHash(broken),
   hints: [
-    { check: 'schema:type', path: '/line_items/0/qty', repair: { certainty: 'determined', patch: [{ op: 'replace', path: '/line_items/0/qty', value: 3 }], note: 'the number the string spells' } },
-    { check: 'schema:enum', path: '/currency', repair: { certainty: 'determined', patch: [{ op: 'replace', path: '/currency', value: 'USD' }], note: 'the one enum member equal up to case' } },
+    { check: 'schema:type', path: '$.line_items[0].qty', repair: { certainty: 'determined', patch: [{ op: 'replace', path: '/line_items/0/qty', value: 3 }], note: 'the number the string spells' } },
+    { check: 'schema:enum', path: '$.currency', repair: { certainty: 'determined', patch: [{ op: 'replace', path: '/currency', value: 'USD' }], note: 'the one enum member equal up to case' } },
     {
       check: 'consistency:sum_equals',
       path: '/total',
       repair: {
         certainty: 'candidate',
+        note: 'which value is wrong cannot be known from the data',
         options: [
           { patch: [{ op: 'replace', path: '/total', value: 129.5 }], note: 'set the total to the sum of the lines' },
           { patch: [{ op: 'replace', path: '/line_items/0/line_total', value: 87.5 }], note: 'change a line' },
