@@ -34,7 +34,7 @@ export type { ReceiptVerification, ReceiptKeys, VerifyReceiptOptions } from './r
 
 // Repairs: apply a failing verdict's patches to the request, then verify again.
 export { applyRepairs, RepairError } from './repair/apply-repairs.js';
-export type { ApplyRepairsOptions, Repair, RepairOption, RepairRecord, RepairResult, RepairableVerdict, RepairErrorCode } from './repair/apply-repairs.js';
+export type { ApplyRepairsOptions, RepairRecord, RepairResult, RepairableVerdict } from './repair/apply-repairs.js';
 
 // Errors: the one table of codes and the wire shape.
 export { ApiError, ERROR_TABLE, errorBody } from './errors.js';

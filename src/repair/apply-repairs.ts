@@ -13,21 +13,11 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { applyPatch, JsonPatchError, type JsonPatchOperation } from '../core/json-patch.js';
 import { jsonKey } from '../core/json-equal.js';
-import type { Json } from '../core/types.js';
+import type { Json, Repair } from '../core/types.js';
 import { canonicalize } from '../receipts/jcs.js';
 
 export type { JsonPatchOperation } from '../core/json-patch.js';
-
-/** One alternative fix of a candidate repair. */
-export interface RepairOption {
-  patch: JsonPatchOperation[];
-  note: string;
-}
-
-/** The `repair` member of a hint. */
-export type Repair =
-  | { certainty: 'determined'; patch: JsonPatchOperation[]; note: string }
-  | { certainty: 'candidate'; options: RepairOption[]; note?: string };
+export type { Repair, RepairOption } from '../core/types.js';
 
 /** What applyRepairs reads of a hint. */
 export interface RepairableHint {
@@ -109,7 +99,7 @@ function isRepair(value: unknown): value is Repair {
   if (value === null || typeof value !== 'object') return false;
   const r = value as Record<string, unknown>;
   if (r.certainty === 'determined') return Array.isArray(r.patch);
-  if (r.certainty === 'candidate') return Array.isArray(r.options) && r.options.length > 0 && r.options.every((o) => o !== null && typeof o === 'object' && Array.isArray((o as RepairOption).patch));
+  if (r.certainty === 'candidate') return Array.isArray(r.options) && r.options.length > 0 && r.options.every((o) => o !== null && typeof o === 'object' && Array.isArray((o as { patch?: unknown }).patch));
   return false;
 }
 
