@@ -148,6 +148,9 @@ describe('REST', () => {
     expect(r.status).toBe(200);
     expect(((await r.json()) as { result: string }).result).toBe('fail');
     expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 20000n);
+    const nonce = (JSON.parse(Buffer.from(header['PAYMENT-SIGNATURE'], 'base64').toString('utf8')) as { payload: { authorization: { nonce: string } } }).payload.authorization.nonce;
+    const settled = (await app.handle.store.paymentEvents()).filter((e) => e.key.nonce === nonce.toLowerCase() && e.kind === 'settled');
+    expect(settled).toHaveLength(1);
   });
 
   it('the same PAYMENT-SIGNATURE sent 50 times concurrently buys exactly one verification', async () => {
@@ -216,6 +219,9 @@ describe('REST', () => {
     const retry = await fetch(`${app.base}/verify/schema`, { method: 'POST', headers: { ...json, 'PAYMENT-SIGNATURE': header }, body: request('settle-retry') });
     expect(retry.status).toBe(200);
     expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 20000n);
+    const nonce = (JSON.parse(Buffer.from(header['PAYMENT-SIGNATURE'], 'base64').toString('utf8')) as { payload: { authorization: { nonce: string } } }).payload.authorization.nonce;
+    const settled = (await app.handle.store.paymentEvents()).filter((e) => e.key.nonce === nonce.toLowerCase() && e.kind === 'settled');
+    expect(settled).toHaveLength(1);
   });
 
   it('a garbage PAYMENT-SIGNATURE gets a 402 payment_invalid, not a crash', async () => {
@@ -236,6 +242,21 @@ describe('REST', () => {
     expect(paid.status).toBe(200);
     expect(((await paid.json()) as { agent_id: string }).agent_id).toBe('paying-agent');
     expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 10000n);
+    // The payment is bound to that agent's score: asked again for it, the score is signed again, not charged again;
+    // for another agent it is refused.
+    const header = { 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(await f.buyerClient.createPaymentPayload(pr)) };
+    expect((await fetch(`${app.base}/score/paying-agent`, { headers: header })).status).toBe(200);
+    const again = await fetch(`${app.base}/score/paying-agent`, { headers: header });
+    expect(again.status).toBe(200);
+    expect(again.headers.get('payment-response')).not.toBeNull();
+    expect(((await again.json()) as { agent_id: string }).agent_id).toBe('paying-agent');
+    const other = await fetch(`${app.base}/score/another-agent`, { headers: header });
+    expect(other.status).toBe(402);
+    expect(((await other.json()) as { code: string; message: string })).toMatchObject({ code: 'payment_invalid', message: expect.stringMatching(/used for another request/) });
+    expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 20000n);
+    const nonce = (JSON.parse(Buffer.from(header['PAYMENT-SIGNATURE'], 'base64').toString('utf8')) as { payload: { authorization: { nonce: string } } }).payload.authorization.nonce;
+    const settled = (await app.handle.store.paymentEvents()).filter((e) => e.key.nonce === nonce.toLowerCase() && e.kind === 'settled');
+    expect(settled).toHaveLength(1);
   });
 
   it('/.well-known/x402, /llms.txt and the agent card show the live prices', async () => {

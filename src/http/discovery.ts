@@ -111,7 +111,7 @@ export function llmsTxt(ctx: DiscoveryContext): string {
     .join('\n');
   const p = config.payments;
   const payments = p.enabled
-    ? `Payments (x402 v2) are ON: verify costs ${p.prices.verify}, score costs ${p.prices.score} (USDC on ${p.networks.map((n) => n.network).join(', ')}). Once the free allowance is spent, or for a body over ${p.freeMaxBodyBytes} bytes, paid routes answer 402 with PAYMENT-REQUIRED; pay with PAYMENT-SIGNATURE. See /.well-known/x402.`
+    ? `Payments (x402 v2) are ON: verify costs ${p.prices.verify}, score costs ${p.prices.score} (USDC on ${p.networks.map((n) => n.network).join(', ')}). Once the free allowance is spent, or for a body over ${p.freeMaxBodyBytes} bytes, paid routes answer 402 with PAYMENT-REQUIRED; pay with PAYMENT-SIGNATURE. A payment pays for the one request it is sent with: that request sent again with it gets the same receipt (202 settlement_pending while it settles), any other request with it gets 402 payment_invalid. See /.well-known/x402.`
     : 'Payments are OFF on this server: once the free allowance is spent, verify answers 429 free_allowance_exhausted until the next UTC midnight.';
   return `# ${config.serviceName}
 

@@ -519,7 +519,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     if (now() - Date.parse(held!.reservedAt) < IN_FLIGHT_MS) {
       const message =
         'This payment is being used for this same request right now and its outcome is not known yet: the charge may go through. ' +
-        'Do not pay again; retry with the same payment in a few seconds.';
+        'Do not pay again; send this same request with the same payment in a few seconds.';
       return { ok: false, reason: 'settlement_pending', message, pending: { verificationId: null, transaction: null, retryAfter: IN_PROGRESS_RETRY_SECONDS, message } };
     }
     // Reserved long ago and never settled (its work stopped): it stays used.
@@ -581,7 +581,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       retryAfter: PENDING_RETRY_SECONDS,
       message:
         'The payment is being settled and its outcome is not known yet: the charge may already have gone through. ' +
-        'Do not pay again; retry with the same payment, or fetch the receipt by its verification_id, in a few seconds. ' +
+        'Do not pay again; send this same request with the same payment, or fetch the receipt by its verification_id, in a few seconds. ' +
         'If the settlement fails, nothing is charged and no receipt is published.',
     };
   }
@@ -697,6 +697,8 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
   }
 
   async function settle(ticket: PaymentTicket, records: ReceiptRecord | readonly ReceiptRecord[] | null): Promise<SettleResult> {
+    // A paid score asked again: settled before and nothing to publish (its settlement is in the ledger once).
+    if (ticket.settled && records === null) return { ok: true, settlement: ticket.settled };
     // A paid batch: every receipt is kept pending (and later published or voided) together.
     const batch = Array.isArray(records) ? [...(records as readonly ReceiptRecord[])] : undefined;
     const receipt = batch ? (batch[0] ?? null) : (records as ReceiptRecord | null);
