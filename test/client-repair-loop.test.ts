@@ -129,6 +129,20 @@ describe('verifyAndRepair against a live server', () => {
     expect(opted.output).toEqual(GOOD);
   });
 
+  it('a summed line sent as a string hides the sum candidate until it is a number: with candidates the loop takes a second repair round', async () => {
+    const line0 = (GOOD.line_items as unknown as Array<Record<string, unknown>>)[0];
+    const faulty = { ...GOOD, line_items: [{ ...line0, line_total: '87' }, GOOD.line_items[1]], total: 140 } as unknown as VerificationRequest['submitted_output'];
+    const out = await client.verifyAndRepair({ request: { ...INVOICE, task_id: 'loop-rounds', submitted_output: faulty }, candidates: true });
+    expect(out.attempts.map((a) => [a.kind, a.receipt.result])).toEqual([
+      ['initial', 'fail'],
+      ['repair', 'fail'],
+      ['repair', 'pass'],
+    ]);
+    expect(out.attempts[1].applied?.map((r) => r.certainty)).toEqual(['determined']);
+    expect(out.attempts[2].applied?.map((r) => r.certainty)).toEqual(['candidate']);
+    expect(out.output).toEqual(GOOD);
+  });
+
   it('a determined repair that would exceed the body limit is not sent: body_limit with the first receipt', async () => {
     const schema = structuredClone(INVOICE.expected_schema) as { properties: Record<string, unknown>; required: string[] };
     schema.properties.memo = { type: 'string', default: 'm'.repeat(3000) };
