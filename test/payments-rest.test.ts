@@ -148,9 +148,6 @@ describe('REST', () => {
     expect(r.status).toBe(200);
     expect(((await r.json()) as { result: string }).result).toBe('fail');
     expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 20000n);
-    const nonce = (JSON.parse(Buffer.from(header['PAYMENT-SIGNATURE'], 'base64').toString('utf8')) as { payload: { authorization: { nonce: string } } }).payload.authorization.nonce;
-    const settled = (await app.handle.store.paymentEvents()).filter((e) => e.key.nonce === nonce.toLowerCase() && e.kind === 'settled');
-    expect(settled).toHaveLength(1);
   });
 
   it('the same PAYMENT-SIGNATURE sent 50 times concurrently buys exactly one verification', async () => {
@@ -219,9 +216,6 @@ describe('REST', () => {
     const retry = await fetch(`${app.base}/verify/schema`, { method: 'POST', headers: { ...json, 'PAYMENT-SIGNATURE': header }, body: request('settle-retry') });
     expect(retry.status).toBe(200);
     expect(f.chain.balanceOf(BASE_USDC, f.buyer.address)).toBe(before - 20000n);
-    const nonce = (JSON.parse(Buffer.from(header['PAYMENT-SIGNATURE'], 'base64').toString('utf8')) as { payload: { authorization: { nonce: string } } }).payload.authorization.nonce;
-    const settled = (await app.handle.store.paymentEvents()).filter((e) => e.key.nonce === nonce.toLowerCase() && e.kind === 'settled');
-    expect(settled).toHaveLength(1);
   });
 
   it('a garbage PAYMENT-SIGNATURE gets a 402 payment_invalid, not a crash', async () => {
