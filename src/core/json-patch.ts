@@ -26,7 +26,12 @@ export class JsonPatchError extends Error {
 
 /** Builds a JSON Pointer from reference tokens (`~` → `~0`, `/` → `~1`). */
 export function toJsonPointer(tokens: readonly (string | number)[]): string {
-  return tokens.map((t) => `/${String(t).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+  let out = '';
+  for (const t of tokens) {
+    const s = String(t);
+    out += s.includes('~') || s.includes('/') ? `/${s.replace(/~/g, '~0').replace(/\//g, '~1')}` : `/${s}`;
+  }
+  return out;
 }
 
 /** Splits a JSON Pointer into its unescaped reference tokens; `''` is the whole document. */

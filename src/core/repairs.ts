@@ -30,6 +30,11 @@ export type { Repair, RepairOption } from './types.js';
 // ---------------------------------------------------------------------------
 // Locations
 
+/** `[A-Za-z_][A-Za-z0-9_]*`, one character code at a time. */
+function isIdentChar(c: number, first: boolean): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || (!first && c >= 48 && c <= 57);
+}
+
 /**
  * The reference tokens of a concrete location as the verifier writes it
  * (`$`, `$.a[1].b`, `$['a.b']`); null for anything else (a display path with `[]`).
@@ -41,10 +46,11 @@ export function locationTokens(location: string): Array<string | number> | null 
   while (i < location.length) {
     const c = location[i];
     if (c === '.') {
-      const m = /^[A-Za-z_][A-Za-z0-9_]*/.exec(location.slice(i + 1));
-      if (!m) return null;
-      tokens.push(m[0]);
-      i += 1 + m[0].length;
+      let j = i + 1;
+      while (j < location.length && isIdentChar(location.charCodeAt(j), j === i + 1)) j++;
+      if (j === i + 1) return null;
+      tokens.push(location.slice(i + 1, j));
+      i = j;
     } else if (c === '[' && location[i + 1] === "'") {
       let j = i + 2;
       let key = '';
@@ -64,10 +70,12 @@ export function locationTokens(location: string): Array<string | number> | null 
       tokens.push(key);
       i = j + 2;
     } else if (c === '[') {
-      const m = /^\[(0|[1-9][0-9]*)\]/.exec(location.slice(i));
-      if (!m) return null;
-      tokens.push(Number(m[1]));
-      i += m[0].length;
+      let j = i + 1;
+      while (j < location.length && location.charCodeAt(j) >= 48 && location.charCodeAt(j) <= 57) j++;
+      const digits = location.slice(i + 1, j);
+      if (location[j] !== ']' || digits === '' || (digits.length > 1 && digits[0] === '0')) return null;
+      tokens.push(Number(digits));
+      i = j + 1;
     } else return null;
   }
   return tokens;
@@ -134,11 +142,39 @@ function toNumber(d: Decimal): number {
   return Number(`${d.m}e${d.e}`);
 }
 
-/** Exact sum of doubles, each taken at its shortest round-trip decimal value (what JSON wrote). */
-function exactSum(values: readonly number[]): Decimal {
+const POW10 = [1, 10, 100, 1000, 10000, 100000, 1000000];
+
+/**
+ * The decimals (0 to 6) of a double whose shortest decimal form has that few, scaled to an
+ * exact integer below 2^53; -1 otherwise. Amounts and quantities take this path, without
+ * strings or BigInts: a repair must not cost a failing verdict more than the verdict.
+ */
+function smallScale(v: number): number {
+  for (let k = 0; k < POW10.length; k++) {
+    const scaled = v * POW10[k];
+    if (Math.abs(scaled) >= 2 ** 52) return -1;
+    const r = Math.round(scaled);
+    if (r / POW10[k] === v) return k;
+  }
+  return -1;
+}
+
+/** a + b − c exactly on the decimal values, as the nearest double (each input taken as JSON wrote it). */
+function exactCombination(add: readonly number[], subtract: readonly number[]): number {
+  let k = 0;
+  for (const v of add) k = Math.max(k, smallScale(v) === -1 ? 99 : smallScale(v));
+  for (const v of subtract) k = Math.max(k, smallScale(v) === -1 ? 99 : smallScale(v));
+  if (k < POW10.length) {
+    // Integers below 2^52 add exactly while the sum stays below 2^53; one correctly rounded division.
+    let sum = 0;
+    for (const v of add) sum += Math.round(v * POW10[k]);
+    for (const v of subtract) sum -= Math.round(v * POW10[k]);
+    if (Math.abs(sum) < 2 ** 53) return sum / POW10[k];
+  }
   let total: Decimal = { m: 0n, e: 0 };
-  for (const v of values) total = addDec(total, decimalOf(v));
-  return total;
+  for (const v of add) total = addDec(total, decimalOf(v));
+  for (const v of subtract) total = subDec(total, decimalOf(v));
+  return toNumber(total);
 }
 
 // ---------------------------------------------------------------------------
@@ -152,6 +188,8 @@ export function losslessNumber(text: string): number | null {
   const n = Number(text);
   // A whole number past 2^53 would fail integrity:safe_integers: no fix of ours may do that.
   if (!Number.isFinite(n) || (Number.isInteger(n) && !Number.isSafeInteger(n))) return null;
+  // The double's own shortest form: lossless by definition ("12", "0.1").
+  if (String(n) === text) return n;
   // The text's decimal value must be the double's: "0.1" is, "9007199254740993" is not.
   const [mant, expPart] = text.toLowerCase().split('e');
   const exp = expPart === undefined ? 0 : Number(expPart);
@@ -337,11 +375,10 @@ export function sumEqualsRepair(
   reference: { value: number; location: string | null },
 ): Repair | undefined {
   const options: RepairOption[] = [];
-  const sum = exactSum(lines.map((l) => l.value));
-  const target = decimalOf(reference.value);
+  const values = lines.map((l) => l.value);
   if (reference.location !== null) {
     const p = pointerOf(reference.location);
-    const total = toNumber(sum);
+    const total = exactCombination(values, []);
     if (p !== null && Number.isFinite(total)) {
       options.push({ patch: replace(p, total), note: `Set ${reference.location} to the sum of the values, ${formatNumber(total)}.` });
     }
@@ -351,7 +388,9 @@ export function sumEqualsRepair(
     for (const line of lines) {
       const p = pointerOf(line.location);
       if (p === null) continue;
-      const fixed = toNumber(addDec(subDec(target, sum), decimalOf(line.value)));
+      // reference − (sum − line): the line's value is left out of the sum.
+      const others = values.filter((_, j) => lines[j] !== line);
+      const fixed = exactCombination([reference.value], others);
       if (!Number.isFinite(fixed) || (allNonNegative && fixed < 0)) continue;
       options.push({ patch: replace(p, fixed), note: `Set ${line.location} to ${formatNumber(fixed)}, if it is the one wrong value.` });
     }
