@@ -2,8 +2,8 @@
  * @module The pages for people in a real browser: Debian's Chromium driven by
  * playwright-core against the real server on loopback. Checks the playground
  * verdicts, in-browser receipt verification (with the API blocked after load),
- * the agent page's chart, /docs on a non-localhost host over plain HTTP, and
- * that no page requests anything from another origin. Saves screenshots to
+ * the agent page's chart, /docs on a non-localhost host over plain HTTP, every
+ * page at a phone's width (390 px), and that no page requests anything from another origin. Saves screenshots to
  * artifacts/. Without a browser the suite is skipped with the reason, unless
  * REQUIRE_BROWSER=1 (CI), where a missing browser fails.
  */
@@ -22,6 +22,12 @@ const ARTIFACTS = path.join(projectRoot, 'artifacts');
 const HOST = 'aov.test';
 
 if (!HAVE_BROWSER && !REQUIRED) console.warn(`pages-browser tests skipped: ${SKIP_REASON}`);
+
+/**
+ * Chromium logs every 4xx a page's fetch gets as a console error. The tests provoke two on purpose, and the
+ * pages show them as results: 422 (a schema typo under strict schema) and 404 (an unknown receipt).
+ */
+const provokedRefusal = (text: string) => /^Failed to load resource: the server responded with a status of (404|422) /.test(text);
 
 const invoice = readFileSync(path.join(projectRoot, 'test/fixtures/invoice.request.json'), 'utf8');
 
@@ -65,6 +71,7 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('pages in Chromium', () => {
       // Chromium's notice that an isolation header (COOP, Origin-Agent-Cluster) does not apply on a plain-HTTP
       // origin is not an error of the page: such headers are harmless there, and the pages must work over HTTP.
       if (/(Cross-Origin-Opener-Policy|Origin-Agent-Cluster) header has been ignored/.test(m.text())) return;
+      if (provokedRefusal(m.text())) return;
       consoleErrors.push(`${m.location().url}: ${m.text()}`);
     });
   });
@@ -266,6 +273,79 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('pages in Chromium', () => {
     expect(await receipt.evaluate(() => (globalThis as { isSecureContext?: boolean }).isSecureContext)).toBe(false);
     expect(await receipt.locator('#stored-check').getAttribute('data-valid')).toBe('true');
     await receipt.close();
+  });
+
+  it('at 390 px wide no page is wider than the screen; an unknown agent is a 404 page; a tampered receipt shows only its invalid banner', async () => {
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    phone.on('request', (r) => requests.push(r.url()));
+    phone.on('console', (m) => {
+      if (m.type() === 'error' && !provokedRefusal(m.text())) consoleErrors.push(`${m.location().url}: ${m.text()}`);
+    });
+    const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `phone-${name}.png`), fullPage: true });
+    const widths: Record<string, number> = {};
+    const measure = async (page: Page, name: string) => {
+      widths[name] = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
+      await shot(page, name);
+    };
+
+    const res = await postJson(app.base, '/verify/schema', JSON.stringify({ ...JSON.parse(invoice), agent_id: 'seller-phone' }));
+    const receiptText = await res.text();
+    const id = (JSON.parse(receiptText) as { verification_id: string }).verification_id;
+
+    const home = await phone.newPage();
+    home.on('pageerror', (e) => consoleErrors.push(`page error: ${e.message}`));
+    await home.goto(`${app.base}/`);
+    await home.locator('#verify').waitFor();
+    await measure(home, 'home');
+    await home.click('#verify');
+    await home.locator('#verdict').waitFor();
+    await measure(home, 'verdict');
+    // Every column of the failed checks, "What" included, is on the screen.
+    for (const th of await home.locator('table.failed th').all()) {
+      const box = await th.boundingBox();
+      expect(box && box.x >= 0 && box.x + box.width <= 390, `${await th.textContent()} at ${JSON.stringify(box)}`).toBe(true);
+    }
+    expect(await home.locator('table.failed th').last().textContent()).toBe('What');
+
+    const agent = await phone.newPage();
+    const agentNav = await agent.goto(`${app.base}/agents/seller-phone`);
+    expect(agentNav?.status()).toBe(200);
+    await agent.locator('table.inputs').waitFor();
+    await measure(agent, 'agent');
+
+    const unknown = await phone.newPage();
+    const unknownNav = await unknown.goto(`${app.base}/agents/nobody-by-this-name`);
+    expect(unknownNav?.status()).toBe(404);
+    await unknown.locator('#agent-not-found').waitFor();
+    expect(await unknown.locator('h1').textContent()).toBe('No such agent');
+    expect(await unknown.locator('#trust-score, #counts').count()).toBe(0);
+    await measure(unknown, 'agent-unknown');
+
+    const receipt = await phone.newPage();
+    await receipt.goto(`${app.base}/receipts/${id}`);
+    await receipt.locator('#stored-check').waitFor();
+    await measure(receipt, 'receipt');
+    await receipt.fill('#paste-receipt', receiptText.replace('"agent_id":"seller-phone"', '"agent_id":"seller-phony"'));
+    await receipt.click('#check-pasted');
+    await receipt.locator('#pasted-check').waitFor();
+    // One verdict at a time: the pasted receipt's red one, and no green one beside it.
+    expect(await receipt.locator('.check-outcome').count()).toBe(1);
+    expect(await receipt.locator('.check-outcome.invalid').count()).toBe(1);
+    expect(await receipt.locator('#stored-check').count()).toBe(0);
+    expect(await receipt.getByText('signature valid').count()).toBe(0);
+    await measure(receipt, 'receipt-tampered');
+    await receipt.click('#stored-check-note button');
+    expect(await receipt.locator('.check-outcome').count()).toBe(1);
+    expect(await receipt.locator('#stored-check').getAttribute('data-valid')).toBe('true');
+
+    const missing = await phone.newPage();
+    expect((await missing.goto(`${app.base}/receipts/00000000-0000-4000-8000-000000000000`))?.status()).toBe(404);
+    await missing.locator('.error-text').waitFor();
+    await measure(missing, 'receipt-unknown');
+
+    for (const [name, width] of Object.entries(widths)) expect(width, name).toBeLessThanOrEqual(390);
+    expect(Object.keys(widths)).toHaveLength(7);
+    await phone.close();
   });
 
   it('no page requested anything from another origin, and no page logged an error', () => {

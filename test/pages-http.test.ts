@@ -48,6 +48,27 @@ describe('pages plugin', () => {
     await app.close();
   });
 
+  it('answers an unknown agent or receipt with the shell and 404; a failed lookup leaves the page to report it', async () => {
+    const dir = path.join(tmp.dir, 'built-404');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, 'index.html'), '<meta name="aov-site" content="__AOV_SITE__"><p>shell</p>');
+    const app = Fastify({ logger: false });
+    const exists = {
+      agent: async (id: string) => (id === 'broken' ? Promise.reject(new Error('store down')) : id === 'seller-7'),
+      receipt: async (id: string) => id === 'r-1',
+    };
+    await app.register(pagesPlugin, { site, assetsDir: dir, exists });
+    const answers = [];
+    for (const url of ['/agents/seller-7', '/agents/nobody', '/agents/broken', '/receipts/r-1', '/receipts/r-2']) {
+      const res = await app.inject({ url });
+      expect(res.headers['content-type'], url).toBe('text/html; charset=utf-8');
+      expect(res.body, url).toContain('<p>shell</p>');
+      answers.push(res.statusCode);
+    }
+    expect(answers).toEqual([200, 404, 200, 200, 404]);
+    await app.close();
+  });
+
   it('answers 503 unavailable, saying why, when the front end is not built', async () => {
     const app = Fastify({ logger: false });
     await app.register(pagesPlugin, { site, assetsDir: path.join(tmp.dir, 'missing') });

@@ -3,14 +3,14 @@
  * a receipt page at `/receipts/:verification_id` and an agent page at
  * `/agents/:agent_id`, all served from the front end that `npm run build`
  * bundles into dist/web (one HTML shell that routes on the path, plus hashed
- * assets under /assets). Nothing is fetched from elsewhere, so the pages carry
+ * assets under /assets; an unknown agent's or receipt's page answers 404). Nothing is fetched from elsewhere, so the pages carry
  * a strict Content-Security-Policy that holds over plain HTTP on any host.
  * Also the CSP settings of the Swagger UI at /docs, for the same reason.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody } from '../errors.js';
 
 export interface PagesOptions {
@@ -24,6 +24,14 @@ export interface PagesOptions {
   };
   /** The built front end (default: dist/web at the package root). */
   assetsDir?: string;
+  /**
+   * Whether what a page names exists: the page of an unknown agent or receipt is still the shell
+   * (it says "not found" itself), answered 404 so that browsers, crawlers and scripts see it too.
+   */
+  exists?: {
+    agent(agentId: string): Promise<boolean>;
+    receipt(verificationId: string): Promise<boolean>;
+  };
 }
 
 /**
@@ -105,9 +113,15 @@ export async function pagesPlugin(app: FastifyInstance, options: PagesOptions): 
   const shell = built.shell.replace('__AOV_SITE__', escapeAttr(JSON.stringify(options.site)));
   const sendShell = async (_req: unknown, reply: FastifyReply) =>
     securityHeaders(reply).header('Cache-Control', 'no-cache').type('text/html; charset=utf-8').send(shell);
+  /** The shell, 404 when the named thing does not exist (a failed lookup leaves the page to report the error it gets). */
+  const sendShellOf = (exists: ((id: string) => Promise<boolean>) | undefined, param: string) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const id = (request.params as Record<string, string>)[param] as string;
+    const found = exists ? await exists(id).catch(() => true) : true;
+    return sendShell(request, found ? reply : reply.code(404));
+  };
   app.get('/', hidden, sendShell);
-  app.get('/receipts/:verification_id', hidden, sendShell);
-  app.get('/agents/:agent_id', hidden, sendShell);
+  app.get('/receipts/:verification_id', hidden, sendShellOf(options.exists?.receipt, 'verification_id'));
+  app.get('/agents/:agent_id', hidden, sendShellOf(options.exists?.agent, 'agent_id'));
 
   app.get('/assets/:file', hidden, async (request, reply) => {
     const { file } = request.params as { file: string };

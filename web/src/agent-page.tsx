@@ -67,7 +67,13 @@ export function AgentPage({ id, site }: { id: string; site: Site }) {
           if (!first) return setError(r.error);
           break;
         }
-        first ??= r.value;
+        if (!first) {
+          first = r.value;
+          // An agent nobody has named has no score to show (the service would score it 0).
+          if (first.verifications > 0 && !isTest && !site.paymentsEnabled) {
+            void getJson<TrustScore>(`/score/${encodeURIComponent(id)}`).then((s) => setScore(s.ok ? s.value : s.error));
+          }
+        }
         all.push(...r.value.history);
         next = r.value.next_cursor;
       } while (next && all.length < CHART_MAX);
@@ -75,10 +81,23 @@ export function AgentPage({ id, site }: { id: string; site: Site }) {
       setHistory(all);
       setCursor(next);
     })().catch(() => setError({ code: 'network', message: 'The service could not be reached.', status: 0 }));
-    if (!isTest && !site.paymentsEnabled) {
-      void getJson<TrustScore>(`/score/${encodeURIComponent(id)}`).then((r) => setScore(r.ok ? r.value : r.error));
-    }
   }, [id]);
+
+  if (rep && rep.verifications === 0) {
+    // Agent ids are whatever callers write: an id with no verification names nothing on this service.
+    return (
+      <main id="main">
+        <p>
+          <a href="/">← Playground</a>
+        </p>
+        <h1 id="agent-not-found">No such agent</h1>
+        <p>
+          No verification on this service names the agent id <code>{id}</code>. An agent appears here once a verification request carries its{' '}
+          <code>agent_id</code>.
+        </p>
+      </main>
+    );
+  }
 
   async function loadMore() {
     if (!cursor) return;
@@ -157,34 +176,36 @@ export function AgentPage({ id, site }: { id: string; site: Site }) {
           </section>
           <section aria-labelledby="history-title">
             <h2 id="history-title">History</h2>
-            <table class="history">
-              <thead>
-                <tr>
-                  <th scope="col">Verified at</th>
-                  <th scope="col">Task</th>
-                  <th scope="col">Result</th>
-                  <th scope="col">Overall</th>
-                  <th scope="col">Receipt</th>
-                </tr>
-              </thead>
-              <tbody>
-                {shown.map((h) => (
-                  <tr key={h.verification_id}>
-                    <td>{h.verified_at}</td>
-                    <td>
-                      <code>{h.task_id}</code>
-                    </td>
-                    <td>
-                      <span class={`badge ${h.result}`}>{h.result}</span>
-                    </td>
-                    <td>{(h.overall_ratio * 100).toFixed(1)}%</td>
-                    <td>
-                      <a href={`/receipts/${encodeURIComponent(h.verification_id)}`}>receipt</a>
-                    </td>
+            <div class="table-scroll">
+              <table class="history">
+                <thead>
+                  <tr>
+                    <th scope="col">Verified at</th>
+                    <th scope="col">Task</th>
+                    <th scope="col">Result</th>
+                    <th scope="col">Overall</th>
+                    <th scope="col">Receipt</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {shown.map((h) => (
+                    <tr key={h.verification_id}>
+                      <td>{h.verified_at}</td>
+                      <td>
+                        <code>{h.task_id}</code>
+                      </td>
+                      <td>
+                        <span class={`badge ${h.result}`}>{h.result}</span>
+                      </td>
+                      <td>{(h.overall_ratio * 100).toFixed(1)}%</td>
+                      <td>
+                        <a href={`/receipts/${encodeURIComponent(h.verification_id)}`}>receipt</a>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
             <nav class="pager" aria-label="History pages">
               <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>
                 Newer
@@ -233,19 +254,23 @@ function TrustScoreView({ isTest, paid, score, id }: { isTest: boolean; paid: bo
         <strong>{score.score}</strong> / 100
       </p>
       {score.inputs ? (
-        <table class="inputs">
-          <caption>Inputs (a signed, deterministic function of the non-test history)</caption>
-          <tbody>
-            {Object.entries(score.inputs).map(([k, v]) => (
-              <tr key={k}>
-                <th scope="row">
-                  <code>{k}</code>
-                </th>
-                <td>{typeof v === 'object' ? JSON.stringify(v) : String(v)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <div class="table-scroll">
+          <table class="inputs">
+            <caption>Inputs (a signed, deterministic function of the non-test history)</caption>
+            <tbody>
+              {Object.entries(score.inputs).map(([k, v]) => (
+                <tr key={k}>
+                  <th scope="row">
+                    <code>{k}</code>
+                  </th>
+                  <td>
+                      <code>{typeof v === 'object' ? JSON.stringify(v) : String(v)}</code>
+                    </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       ) : null}
     </>
   );

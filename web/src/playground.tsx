@@ -358,30 +358,32 @@ function Verdict({ outcome }: { outcome: Outcome }) {
       {failed.length ? (
         <>
           <h3>Failed checks</h3>
-          <table class="failed">
-            <thead>
-              <tr>
-                <th scope="col">Check</th>
-                <th scope="col">Path</th>
-                <th scope="col">Severity</th>
-                <th scope="col">What</th>
-              </tr>
-            </thead>
-            <tbody>
-              {failed.map((f, i) => (
-                <tr key={i} data-check={f.check}>
-                  <td>
-                    <code>{f.check}</code>
-                  </td>
-                  <td>
-                    <code>{f.path}</code>
-                  </td>
-                  <td>{f.severity}</td>
-                  <td>{f.text}</td>
+          <div class="table-scroll">
+            <table class="failed">
+              <thead>
+                <tr>
+                  <th scope="col">Check</th>
+                  <th scope="col">Path</th>
+                  <th scope="col">Severity</th>
+                  <th scope="col">What</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {failed.map((f, i) => (
+                  <tr key={i} data-check={f.check}>
+                    <td>
+                      <code>{f.check}</code>
+                    </td>
+                    <td>
+                      <code>{f.path}</code>
+                    </td>
+                    <td>{f.severity}</td>
+                    <td>{f.text}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         </>
       ) : null}
       {receipt.hints?.length ? (

@@ -50,40 +50,42 @@ function CheckOutcome({ result, id }: { result: ReceiptCheckResult; id: string }
 
 function Hashes({ result }: { result: ReceiptCheckResult }) {
   return (
-    <table class="hashes">
-      <caption>Hashes (SHA-256 of the RFC 8785 form)</caption>
-      <thead>
-        <tr>
-          <th scope="col">Hash</th>
-          <th scope="col">In the receipt</th>
-          <th scope="col">Recomputed from the request</th>
-        </tr>
-      </thead>
-      <tbody>
-        {HASH_FIELDS.map((h) => {
-          const v = result.hashes[h];
-          return (
-            <tr key={h}>
-              <th scope="row">
-                <code>{h}</code>
-              </th>
-              <td>
-                <code class="hash">{v ? v.receipt : '— (compact receipt)'}</code>
-              </td>
-              <td>
-                {v?.computed ? (
-                  <code class={`hash ${v.computed === v.receipt ? 'same' : 'differs'}`}>
-                    {v.computed} {v.computed === v.receipt ? '(same)' : '(differs)'}
-                  </code>
-                ) : (
-                  <span class="muted">paste the request below</span>
-                )}
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <div class="table-scroll">
+      <table class="hashes">
+        <caption>Hashes (SHA-256 of the RFC 8785 form)</caption>
+        <thead>
+          <tr>
+            <th scope="col">Hash</th>
+            <th scope="col">In the receipt</th>
+            <th scope="col">Recomputed from the request</th>
+          </tr>
+        </thead>
+        <tbody>
+          {HASH_FIELDS.map((h) => {
+            const v = result.hashes[h];
+            return (
+              <tr key={h}>
+                <th scope="row">
+                  <code>{h}</code>
+                </th>
+                <td>
+                  <code class="hash">{v ? v.receipt : '— (compact receipt)'}</code>
+                </td>
+                <td>
+                  {v?.computed ? (
+                    <code class={`hash ${v.computed === v.receipt ? 'same' : 'differs'}`}>
+                      {v.computed} {v.computed === v.receipt ? '(same)' : '(differs)'}
+                    </code>
+                  ) : (
+                    <span class="muted">paste the request below</span>
+                  )}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
@@ -153,7 +155,17 @@ export function ReceiptPage({ id }: { id: string }) {
         <a href="/">← Playground</a>
       </p>
       <h1>Receipt {id}</h1>
-      <CheckOutcome result={load.check} id="stored-check" />
+      {pastedResult ? (
+        // One verdict on the page at a time: the pasted receipt's, below, until the stored one is asked for again.
+        <p class="muted" id="stored-check-note">
+          The check shown is the one of the receipt pasted below.{' '}
+          <button type="button" class="link-button" onClick={() => setPastedResult(null)}>
+            Show the stored receipt's check
+          </button>
+        </p>
+      ) : (
+        <CheckOutcome result={load.check} id="stored-check" />
+      )}
       <dl class="facts">
         <dt>Result</dt>
         <dd>

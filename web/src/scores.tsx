@@ -12,23 +12,25 @@ export function Scores(props: { schema?: Score; integrity?: Score; overall?: Sco
     ['Overall', props.overall],
   ];
   return (
-    <table class="scores">
-      <caption class="sr-only">Scores</caption>
-      <tbody>
-        {rows.map(([name, s]) =>
-          s ? (
-            <tr key={name}>
-              <th scope="row">{name}</th>
-              <td>
-                {s.passed} / {s.total} passed
-              </td>
-              <td>
-                <meter min={0} max={1} value={s.ratio} aria-label={`${name} ratio`} /> {(s.ratio * 100).toFixed(1)}%
-              </td>
-            </tr>
-          ) : null,
-        )}
-      </tbody>
-    </table>
+    <div class="table-scroll">
+      <table class="scores">
+        <caption class="sr-only">Scores</caption>
+        <tbody>
+          {rows.map(([name, s]) =>
+            s ? (
+              <tr key={name}>
+                <th scope="row">{name}</th>
+                <td>
+                  {s.passed} / {s.total} passed
+                </td>
+                <td>
+                  <meter min={0} max={1} value={s.ratio} aria-label={`${name} ratio`} /> {(s.ratio * 100).toFixed(1)}%
+                </td>
+              </tr>
+            ) : null,
+          )}
+        </tbody>
+      </table>
+    </div>
   );
 }
