@@ -105,6 +105,8 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRED)('pages in Chromium', () => {
     for (const text of await hits.locator('.code').allTextContents()) expect(text).toMatch(/"line_total": (87|42\.5)/);
     expect(await hits.first().getAttribute('data-checks')).toBe('consistency:sum_equals');
     expect(await page.locator('table.scores').textContent()).toContain('22 / 22 passed');
+    // The sum's hint carries its candidate repair (the total, or one of the lines).
+    expect(await page.locator('.hints .repair[data-certainty="candidate"]').count()).toBe(1);
     expect(await page.locator('#allowance').textContent()).toMatch(/Free allowance: \d+ of 1000/);
     await page.screenshot({ path: path.join(ARTIFACTS, 'playground.png'), fullPage: true });
 

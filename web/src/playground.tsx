@@ -59,7 +59,7 @@ interface Receipt {
   flags?: Array<{ check: string; field: string; severity: string; detail: string }>;
   flags_total?: number;
   flags_omitted?: number;
-  hints?: Array<{ source: string; check: string; path: string; expected: string; found: string }>;
+  hints?: Array<{ source: string; check: string; path: string; expected: string; found: string; repair?: { certainty: string; note: string } }>;
   hints_total?: number;
   hints_omitted?: number;
   schema_compliance?: Score;
@@ -393,6 +393,12 @@ function Verdict({ outcome }: { outcome: Outcome }) {
             {receipt.hints.map((h, i) => (
               <li key={i}>
                 <code>{h.path}</code> ({h.source}, <code>{h.check}</code>): expected {h.expected}; found {h.found}.
+                {h.repair ? (
+                  <span class="repair" data-certainty={h.repair.certainty}>
+                    {' '}
+                    {h.repair.certainty === 'determined' ? 'Fix' : 'Possible fixes'}: {h.repair.note}
+                  </span>
+                ) : null}
               </li>
             ))}
           </ul>
