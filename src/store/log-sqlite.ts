@@ -5,12 +5,14 @@
  * own connection, so neither the rows nor the sync ever stop the event loop,
  * and the compare-and-swap on the tree size happens inside that connection's
  * IMMEDIATE transaction, where SQLite's single writer lock serializes every
- * thread and process sharing the file.
+ * thread and process sharing the file (log-appender-worker.ts).
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { LOG_PENDING_SQL } from './log-sqlite-ops.js';
 import type { LogAppendBatch, LogAuditRow, LogHead, LogNodeId, LogPendingReceipt, ReceiptRow, TransparencyLogStore } from './log-store.js';
 import { recordOfRow } from './log-store.js';
+import { workerModule, type AppenderData, type AppenderMessage, type AppenderReply } from './sqlite-worker-protocol.js';
 
 /** The part of better-sqlite3 used here (mirrors src/store/sqlite.ts). */
 interface Statement {
@@ -20,73 +22,6 @@ interface Statement {
 interface Database {
   prepare(sql: string): Statement;
 }
-
-/** The queued receipts in storage order, with what their entries need (null columns: the receipt is gone). Param: limit. */
-export const LOG_PENDING_SQL = `SELECT q.seq, q.verification_id AS queued_id, r.verification_id, r.agent_id, r.task_id, r.result, r.overall_ratio, r.verified_at, r.key_version, r.receipt
-       FROM log_queue q LEFT JOIN receipts r ON r.verification_id = q.verification_id ORDER BY q.seq LIMIT ?`;
-
-/**
- * The append transaction as CommonJS source (a function of a better-sqlite3 connection): the
- * compare-and-swap on the tree size, the entries, the nodes, the dequeue and the new head, all or
- * nothing. Evaluated by this module's appender thread and by the SQLite writer thread
- * (sqlite-offload.ts), which commits appends on the same connection as the receipts, so the two
- * never wait for each other's write lock.
- */
-export const LOG_APPEND_SOURCE = `
-function createLogAppend(db) {
-  const size = db.prepare('SELECT size FROM log_head WHERE id = 1');
-  const insEntry = db.prepare('INSERT INTO log_entries (idx, verification_id, entry) VALUES (?, ?, ?)');
-  const insNode = db.prepare('INSERT INTO log_nodes (level, idx, hash) VALUES (?, ?, ?)');
-  const deq = db.prepare('DELETE FROM log_queue WHERE seq = ?');
-  const head = db.prepare('UPDATE log_head SET size = ?, root = ?, note = ?, updated_at = ? WHERE id = 1');
-  return db.transaction((b) => {
-    if (size.get().size !== b.expectedSize) return false;
-    for (const e of b.entries) insEntry.run(e.index, e.verificationId, e.entry);
-    for (const n of b.nodes) insNode.run(n.level, n.index, Buffer.from(n.hash));
-    for (const s of b.dequeue) {
-      if (deq.run(s).changes !== 1) throw new Error('log queue row ' + s + ' is gone: another sequencer took it');
-    }
-    head.run(b.head.size, Buffer.from(b.head.root), b.head.note, new Date().toISOString());
-    return true;
-  });
-}
-`;
-
-// Plain CommonJS evaluated in the worker, like the receipt writer in sqlite-offload.ts.
-const APPENDER_SOURCE = LOG_APPEND_SOURCE + `
-const { parentPort, workerData } = require('node:worker_threads');
-const fs = require('node:fs');
-const Database = require(workerData.driver);
-const db = new Database(workerData.file, { timeout: workerData.busyTimeoutMs });
-db.pragma('busy_timeout = ' + Math.trunc(workerData.busyTimeoutMs));
-db.pragma('journal_mode = WAL');
-// A published checkpoint must never be lost (a lost one could be re-signed differently: a fork), so an append
-// is answered only once its WAL frames are on disk. As in the receipt writer, the commit itself does not sync
-// (synchronous=NORMAL) and the WAL file is synced right after, outside the write lock: the receipt writer
-// never waits for this thread's disk sync.
-db.pragma('synchronous = NORMAL');
-db.pragma('wal_autocheckpoint = 0');
-const walFile = workerData.file + '-wal';
-const append = createLogAppend(db);
-function syncWal(done) {
-  fs.open(walFile, 'r', (e, fd) => {
-    if (e) return done(e);
-    fs.fdatasync(fd, (e2) => fs.close(fd, () => done(e2)));
-  });
-}
-parentPort.on('message', (m) => {
-  if (m === 'close') { db.close(); parentPort.postMessage('closed'); parentPort.close(); return; }
-  let value;
-  try {
-    value = append.immediate(m.batch);
-  } catch (e) {
-    parentPort.postMessage({ id: m.id, ok: false, message: String((e && e.message) || e) });
-    return;
-  }
-  if (!value) { parentPort.postMessage({ id: m.id, ok: true, value }); return; }
-  syncWal((e) => parentPort.postMessage(e ? { id: m.id, ok: false, message: 'log append not synced: ' + e.message } : { id: m.id, ok: true, value }));
-});
-`;
 
 export interface SqliteLogOptions {
   file: string;
@@ -129,18 +64,19 @@ export function createSqliteLog(db: Database, options: SqliteLogOptions): Sqlite
   let closed = false;
   const appender = (): Worker => {
     if (worker) return worker;
-    const w = new Worker(APPENDER_SOURCE, {
-      eval: true,
-      workerData: { driver: createRequire(import.meta.url).resolve('better-sqlite3'), file: options.file, busyTimeoutMs: options.busyTimeoutMs },
+    const { filename, argv } = workerModule('log-appender-worker');
+    const w = new Worker(filename, {
+      argv,
+      workerData: { driver: createRequire(import.meta.url).resolve('better-sqlite3'), file: options.file, busyTimeoutMs: options.busyTimeoutMs } satisfies AppenderData,
     });
     w.unref();
-    w.on('message', (m: { id: number; ok: boolean; value?: boolean; message?: string } | 'closed') => {
+    w.on('message', (m: AppenderReply) => {
       if (m === 'closed') return;
       const p = waiting.get(m.id);
       if (!p) return;
       waiting.delete(m.id);
       if (m.ok) p.resolve(Boolean(m.value));
-      else p.reject(new Error(m.message ?? 'log append failed'));
+      else p.reject(new Error(m.message));
     });
     const fail = (e: Error) => {
       for (const p of waiting.values()) p.reject(e);
@@ -192,7 +128,7 @@ export function createSqliteLog(db: Database, options: SqliteLogOptions): Sqlite
       return new Promise<boolean>((resolve, reject) => {
         const id = nextId++;
         waiting.set(id, { resolve, reject });
-        appender().postMessage({ id, batch });
+        appender().postMessage({ id, batch } satisfies AppenderMessage);
       });
     },
 
@@ -224,7 +160,7 @@ export function createSqliteLog(db: Database, options: SqliteLogOptions): Sqlite
       await new Promise<void>((resolve) => {
         w.on('message', (m) => m === 'closed' && resolve());
         w.on('exit', () => resolve());
-        w.postMessage('close');
+        w.postMessage('close' satisfies AppenderMessage);
       });
       await w.terminate().catch(() => undefined);
     },
