@@ -133,6 +133,9 @@ describe('sqlite specifics', () => {
       let restarts = 0;
       let restartSeconds = 0;
       try {
+        // Both threads up first (a save answered by the writer, a queue read by the checkpointer): the 1.5 s
+        // of writes below must not be spent starting them (from the sources, each compiles its modules).
+        await Promise.all([s.saveReceipt(receipt('wal-agent', '2026-03-01T10:00:00Z', 'pass')), s.logPending(1)]);
         const until = Date.now() + 1500;
         // Eight writers, each issuing its next receipt as soon as the last one is stored: a commit is always due.
         const writers = Array.from({ length: 8 }, async () => {
