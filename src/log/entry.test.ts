@@ -1,5 +1,5 @@
 /**
- * @module The log entry written directly (entryText, also evaluated by the SQLite writer thread)
+ * @module The log entry written directly (entryText, also run by the SQLite store's worker threads)
  * is byte for byte the RFC 8785 form of the entry object, for any ids the strict parser admits.
  */
 import fc from 'fast-check';

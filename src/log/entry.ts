@@ -52,8 +52,8 @@ export function encodeLogEntry(entry: LogEntry): string {
  * units: agent_id < overall_ratio < receipt_sha256 < result < task_id < verification_id <
  * verified_at), strings and the number as JSON.stringify writes them, which is JCS for a finite
  * number and a well-formed string (every id went through the strict parser, which refuses lone
- * surrogates). Self-contained on purpose: the SQLite writer thread evaluates this function's own
- * source (src/store/sqlite-offload.ts), so both threads encode entries with the same code.
+ * surrogates). The SQLite store's worker threads encode the entries of the log's queue with it too
+ * (src/store/log-sqlite-ops.ts), so every thread encodes entries with the same code.
  */
 export function entryText(
   verificationId: string,

@@ -138,9 +138,9 @@ export function attestationBlock(presigned: Pick<Presigned, 'keyVersion' | 'time
  * The JSON text of a signed `verify` response from the text of its unsigned part and the signature
  * (standard base64): the attestation block always comes last, so it is appended to the object instead
  * of re-serializing the whole response. Equal to JSON.stringify of the signed object.
- * Self-contained (no imports, no outer names): the SQLite writer thread, which signs receipts as it
- * stores them, evaluates it from its source, so the text stored there and the text the HTTP thread
- * sends are made by this one function from the same values.
+ * The SQLite writer thread, which signs receipts as it stores them, runs it too (sign-text.ts), so
+ * the text stored there and the text the HTTP thread sends are made by this one function from the
+ * same values.
  */
 export function signedResponseText(unsignedText: string, keyVersion: string, timestamp: string, signature: string): string {
   const block = { algorithm: 'Ed25519', key_version: keyVersion, timestamp, signature };
@@ -149,8 +149,7 @@ export function signedResponseText(unsignedText: string, keyVersion: string, tim
 
 /**
  * JCS of a string of a parsed JSON text (RFC 8785 §3.2.2.2): JSON.stringify's escaping, which is
- * lossless for well-formed text; a lone surrogate (which JCS refuses) throws. Self-contained, see
- * signingInputOfText.
+ * lossless for well-formed text; a lone surrogate (which JCS refuses) throws.
  */
 export function canonicalJsonString(s: string): string {
   // Printable ASCII but `"` and `\`: written as is (the common case, no escaping to look for).
@@ -162,7 +161,7 @@ export function canonicalJsonString(s: string): string {
 /**
  * JCS of a value JSON.parse returned. Such a value holds only plain objects, arrays, strings,
  * finite numbers, booleans and null, so the walk needs none of jcs.ts's checks but two: a lone
- * surrogate, and a number too large to be finite. Self-contained, see signingInputOfText.
+ * surrogate, and a number too large to be finite.
  */
 export function canonicalJsonValue(v: unknown): string {
   if (typeof v === 'string') return canonicalJsonString(v);
@@ -192,9 +191,8 @@ export function canonicalJsonValue(v: unknown): string {
  * The signing input (signingInput) of the response whose JSON text is `unsignedText`, as
  * JSON.stringify wrote it (a presigned `text`): parsed back and canonicalized. Byte-identical to
  * signingInput of the response (attestation.test.ts compares them on the conformance data and on
- * random values). With canonicalJsonString and canonicalJsonValue it is self-contained: no imports,
- * no inner named functions (which some transpilers wrap in a helper), only each other's names. The
- * SQLite writer thread, which signs the receipts it stores, evaluates the three from their source.
+ * random values). The SQLite writer thread, which signs the receipts it stores, derives it there
+ * (sign-text.ts): only the text crosses to that thread.
  */
 export function signingInputOfText(unsignedText: string, context: string, keyVersion: string, timestamp: string): string {
   return (
