@@ -5,18 +5,12 @@
  * transaction, where SQLite's single writer lock serializes every thread and process sharing the file.
  */
 import { close, fdatasync, open } from 'node:fs';
-import { createRequire } from 'node:module';
-import { parentPort, workerData } from 'node:worker_threads';
+import { workerData } from 'node:worker_threads';
 import { createLogAppend } from './log-sqlite-ops.js';
-import { failed, type AppenderData, type AppenderMessage, type AppenderReply, type WorkerDatabaseConstructor } from './sqlite-worker-protocol.js';
+import { failed, startWorker, type AppenderData, type AppenderMessage, type AppenderReply } from './sqlite-worker-protocol.js';
 
 const data = workerData as AppenderData;
-if (!parentPort) throw new Error('log-appender-worker runs as a worker thread');
-const port = parentPort;
-
-const Database = createRequire(import.meta.url)(data.driver) as WorkerDatabaseConstructor;
-const db = new Database(data.file, { timeout: data.busyTimeoutMs });
-db.pragma('busy_timeout = ' + Math.trunc(data.busyTimeoutMs));
+const { port, db } = startWorker('log-appender-worker', data, data.busyTimeoutMs);
 db.pragma('journal_mode = WAL');
 // A published checkpoint must never be lost (a lost one could be re-signed differently: a fork), so an append
 // is answered only once its WAL frames are on disk. As in the receipt writer, the commit itself does not sync

@@ -18,19 +18,13 @@
  * lock, and a RESTART is left with a tick's worth (1.5-4.4 ms). Durability does not depend on it: until
  * the WAL starts over, its frames are still there.
  */
-import { closeSync, fdatasyncSync, openSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { parentPort, workerData } from 'node:worker_threads';
+import { fdatasyncSync, openSync } from 'node:fs';
+import { workerData } from 'node:worker_threads';
 import { createLogPending } from './log-sqlite-ops.js';
-import { failed, sharedHistogramObserver, type CheckpointerData, type CheckpointerMessage, type WorkerDatabaseConstructor } from './sqlite-worker-protocol.js';
+import { closeQuietly, failed, sharedHistogramObserver, startWorker, type CheckpointerData, type CheckpointerMessage } from './sqlite-worker-protocol.js';
 
 const data = workerData as CheckpointerData;
-if (!parentPort) throw new Error('sqlite-checkpointer-worker runs as a worker thread');
-const port = parentPort;
-
-const Database = createRequire(import.meta.url)(data.driver) as WorkerDatabaseConstructor;
-const db = new Database(data.file, { timeout: data.restartWaitMs });
-db.pragma('busy_timeout = ' + Math.trunc(data.restartWaitMs));
+const { port, db } = startWorker('sqlite-checkpointer-worker', data, data.restartWaitMs);
 db.pragma('synchronous = ' + data.synchronous);
 const pageSize = db.pragma('page_size', { simple: true }) as number;
 // The log's queue read is served here, a reader beside the writer: reading back and hashing a batch of
@@ -44,11 +38,7 @@ let syncedFrames = 0;
 
 function closeDb(): void {
   if (dbFd === null) return;
-  try {
-    closeSync(dbFd);
-  } catch {
-    /* already gone */
-  }
+  closeQuietly(dbFd);
   dbFd = null;
 }
 

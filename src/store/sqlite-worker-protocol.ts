@@ -6,8 +6,10 @@
  * to types and a few small functions: a worker loads it at start.
  */
 import type { KeyObject } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { parentPort, type MessagePort } from 'node:worker_threads';
 import type { LogAppendBatch } from './log-store.js';
 import type { DurationHistogram } from './store.js';
 
@@ -23,7 +25,28 @@ export interface WorkerDatabase {
   transaction<A extends unknown[], R>(fn: (...args: A) => R): ((...args: A) => R) & { immediate(...args: A): R };
   close(): void;
 }
-export type WorkerDatabaseConstructor = new (file: string, options?: { timeout?: number }) => WorkerDatabase;
+type WorkerDatabaseConstructor = new (file: string, options?: { timeout?: number }) => WorkerDatabase;
+
+/**
+ * A worker's start: its port to the main thread, and its own connection to the database file, waiting
+ * up to `timeoutMs` for another connection's lock.
+ */
+export function startWorker(name: string, data: SqliteConnectionData, timeoutMs: number): { port: MessagePort; db: WorkerDatabase } {
+  if (!parentPort) throw new Error(`${name} runs as a worker thread`);
+  const Database = createRequire(import.meta.url)(data.driver) as WorkerDatabaseConstructor;
+  const db = new Database(data.file, { timeout: timeoutMs });
+  db.pragma('busy_timeout = ' + Math.trunc(timeoutMs));
+  return { port: parentPort, db };
+}
+
+/** Closes a descriptor a worker keeps open, whatever state it is in (a close that fails leaves nothing to do). */
+export function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    /* already gone */
+  }
+}
 
 /**
  * How to start the worker module `name` beside this one: its compiled JavaScript, by path; or, running from

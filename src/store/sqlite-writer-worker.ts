@@ -18,34 +18,30 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { closeSync, fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, openSync, statfsSync, statSync, writeSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import { parentPort, workerData } from 'node:worker_threads';
+import { workerData } from 'node:worker_threads';
 import { signVerifyText } from '../receipts/v1/sign-text.js';
 import { createLogAppend, createLogPending } from './log-sqlite-ops.js';
 import {
+  closeQuietly,
   failed,
   sharedHistogramObserver,
+  startWorker,
   type AllowanceReply,
   type Outcome,
-  type WorkerDatabaseConstructor,
   type WriterData,
   type WriterMessage,
   type WriterOp,
 } from './sqlite-worker-protocol.js';
 
 const data = workerData as WriterData;
-if (!parentPort) throw new Error('sqlite-writer-worker runs as a worker thread');
-const port = parentPort;
+const { port, db } = startWorker('sqlite-writer-worker', data, data.busyTimeoutMs);
 
 /** Indexes of a receipt row's values (RECEIPT_COLUMNS order): the attestation's time, the key version, the receipt text. */
 const VERIFIED_AT = 5;
 const KEY_VERSION = 7;
 const RECEIPT = 8;
 
-const Database = createRequire(import.meta.url)(data.driver) as WorkerDatabaseConstructor;
-const db = new Database(data.file, { timeout: data.busyTimeoutMs });
-db.pragma('busy_timeout = ' + Math.trunc(data.busyTimeoutMs));
 db.pragma('journal_mode = WAL');
 // Past the setup the writer waits for the write lock itself (see beginImmediate): SQLite's own busy handler
 // sleeps 1, 2, 5, 10, 15, 20… ms between tries, so a lock held 6 ms by the checkpointer's RESTART held the
@@ -230,11 +226,7 @@ let walFd: number | null = null;
 let walIno: number | null = null;
 function closeWal(): void {
   if (walFd === null) return;
-  try {
-    closeSync(walFd);
-  } catch {
-    /* already gone */
-  }
+  closeQuietly(walFd);
   walFd = null;
 }
 /** The WAL's descriptor, opened anew when the path no longer names the file it has open. */
