@@ -7,7 +7,6 @@ import type { Bound, Json } from './types.js';
 import type { CheckFailure, CheckOutcome } from './check-outcome.js';
 import { formatNumber, missingField, notANumberAt } from './rules/common.js';
 import { locationOf, parsePath, visitPath } from './paths.js';
-import { boundRepair } from './repairs.js';
 
 const BOUNDS_CHECK = 'bounds:range';
 
@@ -29,10 +28,7 @@ function evaluateBound(path: string, bound: Bound, output: Json): CheckFailure[]
     if (below || above) {
       const at = locationOf(parsed, exp);
       const side = below ? `below min ${formatNumber(bound.min as number)}` : `above max ${formatNumber(bound.max as number)}`;
-      const failure: CheckFailure = { path: at, expected: rangeText(bound), found: `value ${formatNumber(v)}`, message: `${at} is ${formatNumber(v)}, ${side}` };
-      const repair = boundRepair(at, v, bound.min, bound.max);
-      if (repair !== undefined) failure.repair = repair;
-      failures.push(failure);
+      failures.push({ path: at, expected: rangeText(bound), found: `value ${formatNumber(v)}`, message: `${at} is ${formatNumber(v)}, ${side}` });
     }
   });
   if (count === 0) return bound.if_present ? [] : [missingField(parsed)];

@@ -131,15 +131,21 @@ describe('repairs in the verdict (docs/protocol.md#repairs)', () => {
     expect(one(schema, fixed).result).toBe('pass');
   });
 
-  it('bounds, minimum and maxLength get a clamp or a cut as a candidate, never applied by default', () => {
+  it('bounds, minimum and maxLength get no repair: a clamp or a cut is no choice between fixes', () => {
     const v = verify({ task_id: 't', expected_schema: { properties: { s: { maxLength: 2 }, n: { minimum: 1 } } }, submitted_output: { s: 'a😀c', n: 0, p: 250 }, bounds: { p: { min: 0, max: 100 } }, enforce_rules: true });
-    const s = repairOf(v, 'schema:maxLength');
-    expect(s?.certainty === 'candidate' && s.options[0].patch).toEqual([{ op: 'replace', path: '/s', value: 'a😀' }]);
-    const n = repairOf(v, 'schema:minimum');
-    expect(n?.certainty === 'candidate' && n.options[0].patch).toEqual([{ op: 'replace', path: '/n', value: 1 }]);
-    const p = repairOf(v, 'bounds:range');
-    expect(p?.certainty === 'candidate' && p.options[0].patch).toEqual([{ op: 'replace', path: '/p', value: 100 }]);
+    expect(v.hints.map((h) => h.check).sort()).toEqual(['bounds:range', 'schema:maxLength', 'schema:minimum']);
+    for (const h of v.hints) expect(h.repair, h.check).toBeUndefined();
     expect(v.next_actions).toEqual([{ action: 'repair_and_reverify', using: 'hints' }]);
+  });
+
+  it('a candidate always offers two or more options: a sum over more lines than are listed keeps none', () => {
+    const lines = Array.from({ length: 12 }, (_, i) => ({ sku: `s${i}`, t: 1 }));
+    const v = verify({ task_id: 't', expected_schema: {}, submitted_output: { lines, total: 13 }, rules: [{ type: 'sum_equals', field: 'lines[].t', equals_field: 'total' }], enforce_rules: true });
+    expect(v.result).toBe('fail');
+    for (const h of v.hints) if (h.repair?.certainty === 'candidate') expect(h.repair.options.length).toBeGreaterThanOrEqual(2);
+    const two = verify({ task_id: 't', expected_schema: {}, submitted_output: { lines: lines.slice(0, 2), total: 3 }, rules: [{ type: 'sum_equals', field: 'lines[].t', equals_field: 'total' }], enforce_rules: true });
+    const r = two.hints.find((h) => h.check === 'consistency:sum_equals')?.repair;
+    expect(r?.certainty === 'candidate' && r.options.length).toBe(3);
   });
 
   it('the compact form carries no hints and so no repairs', () => {

@@ -10,8 +10,10 @@
  *   RFC 3339 value, a float off a decimal `multipleOf` by rounding error only). The
  *   verifier then checks every determined schema repair with the engine itself
  *   (see `confirmSchemaRepairs` in verify.ts) and drops any that would not pass.
- * - `candidate`: alternatives none of which is preferred (a sum's total or one of its
- *   lines, a clamp into a range, a cut to a maximum length).
+ * - `candidate`: two or more alternatives, none of which is preferred (a sum's total or
+ *   one of its lines). A fix with no alternative that still changes what a value says (a
+ *   clamp into a range, a cut to a maximum length) is neither: it gets no repair, and the
+ *   hint's expected/found say the limit.
  *
  * Pure: no I/O; numbers are handled as exact decimals where a sum or a multiple is
  * concerned, so 0.1 + 0.2 is 0.3.
@@ -255,12 +257,6 @@ function roundedMultiple(v: number, d: number): number | null {
   return ulps <= 8 ? multiple : null;
 }
 
-function clampOption(pointer: string, limit: number, side: 'minimum' | 'maximum'): RepairOption {
-  return { patch: replace(pointer, limit), note: `Set the value to the ${side} ${formatNumber(limit)} (a clamp: right only if the value was meant to be at the limit).` };
-}
-
-const MAX_TRUNCATE = 256;
-
 /**
  * The repair of one schema failure, or undefined when no fix is known. `schema` is the
  * request's schema document (the failure's schemaPath points into it), `output` the
@@ -336,20 +332,6 @@ export function schemaFailureRepair(failure: SchemaFailure, schema: Json, output
       if (m === null) return undefined;
       return { certainty: 'determined', patch: replace(pointer, m), note: `Round away the floating-point error: ${formatNumber(m)} is the multiple of ${formatNumber(k)} meant.` };
     }
-    case 'minimum':
-    case 'maximum': {
-      if (typeof value !== 'number' || typeof k !== 'number') return undefined;
-      return { certainty: 'candidate', options: [clampOption(pointer, k, failure.keyword)], note: 'A clamp changes what the value says; choose it only if the limit is what was meant.' };
-    }
-    case 'maxLength': {
-      if (typeof value !== 'string' || typeof k !== 'number' || k > MAX_TRUNCATE) return undefined;
-      const cut = Array.from(value).slice(0, k).join('');
-      return {
-        certainty: 'candidate',
-        options: [{ patch: replace(pointer, cut), note: `Cut the text to its first ${k} characters.` }],
-        note: 'A cut loses the end of the text; choose it only if that end is not needed.',
-      };
-    }
     default:
       return undefined;
   }
@@ -395,17 +377,9 @@ export function sumEqualsRepair(
       options.push({ patch: replace(p, fixed), note: `Set ${line.location} to ${formatNumber(fixed)}, if it is the one wrong value.` });
     }
   }
-  if (options.length === 0) return undefined;
+  // A candidate offers a choice: with one option left there is none to offer.
+  if (options.length < 2) return undefined;
   return { certainty: 'candidate', options, note: 'Which value is wrong cannot be known from the data: choose the fix that matches the source.' };
-}
-
-/** `bounds:range`: clamp the value into the range. */
-export function boundRepair(location: string, value: number, min: number | null, max: number | null): Repair | undefined {
-  const p = pointerOf(location);
-  if (p === null) return undefined;
-  const limit = min !== null && value < min ? min : max !== null && value > max ? max : null;
-  if (limit === null) return undefined;
-  return { certainty: 'candidate', options: [clampOption(p, limit, limit === min ? 'minimum' : 'maximum')], note: 'A clamp changes what the value says; choose it only if the limit is what was meant.' };
 }
 
 /** How many repairs in `hints` are determined (for `next_actions`). */
