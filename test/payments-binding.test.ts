@@ -16,7 +16,6 @@ import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePayment
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { Hex } from 'viem';
@@ -25,7 +24,7 @@ import { loadConfig } from '../src/config.js';
 import { BASE_USDC } from '../src/payments/config.js';
 import { HARDHAT_KEY_1, HARDHAT_KEY_2, localBase, startHardhatBase, type HardhatBase } from './evm/chain.js';
 import { freePort, projectRoot, tempDir } from './http-helpers.js';
-import { PAY_TO_EVM } from './payments-helpers.js';
+import { localEvmPaymentEnv, PAY_TO_EVM, withMcpClient } from './payments-helpers.js';
 import { postgresTestTarget } from './postgres-helpers.js';
 
 const INVOICE = JSON.parse(readFileSync(path.join(projectRoot, 'test', 'fixtures', 'invoice-pass.request.json'), 'utf8')) as Record<string, unknown>;
@@ -67,16 +66,7 @@ describe.each(stores)('one payment, one request ($name)', ({ env, facilitatorKey
     dir = tempDir('aov-pay-binding-');
     const port = await freePort();
     const config = loadConfig({
-      DATA_DIR: dir.dir,
-      PORT: String(port),
-      LOG_LEVEL: 'silent',
-      FREE_ALLOWANCE_PER_DAY: '0',
-      X402_ENABLED: 'true',
-      X402_FACILITATOR_URL: 'local',
-      X402_LOCAL_EVM_RPC_URL: 'http://127.0.0.1:9',
-      X402_LOCAL_EVM_PRIVATE_KEY: facilitatorKey,
-      X402_NETWORKS: 'base',
-      X402_PAY_TO_EVM: PAY_TO_EVM,
+      ...localEvmPaymentEnv(dir.dir, port, facilitatorKey),
       ...env,
     });
     // Receipts are waited for 1 s: with mining held back the settlement is pending, and only retries reconcile it.
@@ -109,14 +99,8 @@ describe.each(stores)('one payment, one request ($name)', ({ env, facilitatorKey
     return fetch(`${svc.base}${route}`, { method: 'POST', headers: { ...json, 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(payload) }, body: requestBody });
   }
 
-  async function mcp<T>(fn: (client: Client) => Promise<T>): Promise<T> {
-    const client = new Client({ name: 'binding-buyer', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${svc.base}/mcp`)));
-    try {
-      return await fn(client);
-    } finally {
-      await client.close();
-    }
+  function mcp<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+    return withMcpClient(svc.base, 'binding-buyer', fn);
   }
 
   const callVerify = (client: Client, a: Record<string, unknown>, payload: PaymentPayload) =>

@@ -15,7 +15,6 @@ import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { createApp, type App } from '../src/app.js';
@@ -23,7 +22,7 @@ import { loadConfig } from '../src/config.js';
 import { BASE_USDC } from '../src/payments/config.js';
 import { HARDHAT_KEY_1, localBase, startHardhatBase, type HardhatBase } from './evm/chain.js';
 import { freePort, projectRoot, tempDir } from './http-helpers.js';
-import { PAY_TO_EVM } from './payments-helpers.js';
+import { localEvmPaymentEnv, withMcpClient } from './payments-helpers.js';
 
 const INVOICE = JSON.parse(readFileSync(path.join(projectRoot, 'test', 'fixtures', 'invoice-pass.request.json'), 'utf8')) as Record<string, unknown>;
 const json = { 'content-type': 'application/json' };
@@ -44,16 +43,7 @@ beforeAll(async () => {
   dir = tempDir('aov-pay-errors-');
   const port = await freePort();
   const config = loadConfig({
-    DATA_DIR: dir.dir,
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-    FREE_ALLOWANCE_PER_DAY: '0',
-    X402_ENABLED: 'true',
-    X402_FACILITATOR_URL: 'local',
-    X402_LOCAL_EVM_RPC_URL: 'http://127.0.0.1:9',
-    X402_LOCAL_EVM_PRIVATE_KEY: HARDHAT_KEY_1,
-    X402_NETWORKS: 'base',
-    X402_PAY_TO_EVM: PAY_TO_EVM,
+    ...localEvmPaymentEnv(dir.dir, port, HARDHAT_KEY_1, 'warn'),
     X402_FACILITATOR_ROUTES: 'true',
     X402_FACILITATOR_ROUTES_TOKEN: ROUTES_TOKEN,
   });
@@ -133,14 +123,8 @@ function drainDuringWork(b: Buyer): void {
   };
 }
 
-async function mcp<T>(fn: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ name: 'errors-buyer', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
-  try {
-    return await fn(client);
-  } finally {
-    await client.close();
-  }
+function mcp<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+  return withMcpClient(base, 'errors-buyer', fn);
 }
 
 async function ledgerDetails(b: Buyer, kind: string): Promise<string[]> {

@@ -19,6 +19,8 @@ import { BASE_USDC, parsePaymentConfig, type PaymentConfig } from '../src/paymen
 import { createMemoryEvmChain, type MemoryEvmChain } from './memory-chain.js';
 import { createLocalFacilitator, createFacilitatorServer, type LocalFacilitator } from '../src/payments/local-facilitator.js';
 import { createPaymentGate, type PaymentGate } from '../src/payments/gate.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 export const PAY_TO_EVM = '0x1111111111111111111111111111111111111111';
 export const PAY_TO_SOLANA = 'So11111111111111111111111111111111111111112';
@@ -101,4 +103,34 @@ export async function createPaymentFixture(env: Record<string, string> = {}): Pr
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The settings of a service paid on Base through the built-in facilitator with no free allowance. The tests
+ * inject the facilitator's chain signer, so the RPC URL is a placeholder no request reaches.
+ */
+export function localEvmPaymentEnv(dataDir: string, port: number, facilitatorKey: string, logLevel = 'silent'): Record<string, string> {
+  return {
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    LOG_LEVEL: logLevel,
+    FREE_ALLOWANCE_PER_DAY: '0',
+    X402_ENABLED: 'true',
+    X402_FACILITATOR_URL: 'local',
+    X402_LOCAL_EVM_RPC_URL: 'http://127.0.0.1:9',
+    X402_LOCAL_EVM_PRIVATE_KEY: facilitatorKey,
+    X402_NETWORKS: 'base',
+    X402_PAY_TO_EVM: PAY_TO_EVM,
+  };
+}
+
+/** Runs `fn` with the official MCP client connected to `<base>/mcp`, and closes it after. */
+export async function withMcpClient<T>(base: string, name: string, fn: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
+  try {
+    return await fn(client);
+  } finally {
+    await client.close();
+  }
 }
