@@ -4,6 +4,7 @@
  * in a CI script fails with a fix instead of parser jargon.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { editDistance } from '../core/schema/unknown.js';
 
 /** A wrong invocation: the command prints the message and its usage, and exits 2. */
 export class UsageError extends Error {
@@ -13,33 +14,19 @@ export class UsageError extends Error {
   }
 }
 
-/** Edit distance (insertions, deletions, substitutions, adjacent swaps). */
-export function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0][j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  }
-  return d[a.length][b.length];
-}
-
 /** The closest candidate when it is close enough to be a typo of `word`, else undefined. */
 export function didYouMean(word: string, candidates: Iterable<string>): string | undefined {
+  // Short words need a closer match, or every two-letter typo would "mean" something.
+  const allowed = Math.max(1, Math.min(3, Math.floor(word.length / 3)));
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const c of candidates) {
-    const dist = editDistance(word.toLowerCase(), c.toLowerCase());
+    const dist = editDistance(word.toLowerCase(), c.toLowerCase(), allowed);
     if (dist < bestDistance) {
       best = c;
       bestDistance = dist;
     }
   }
-  // Short words need a closer match, or every two-letter typo would "mean" something.
-  const allowed = Math.max(1, Math.min(3, Math.floor(word.length / 3)));
   return best !== undefined && bestDistance <= allowed ? best : undefined;
 }
 

@@ -1,8 +1,9 @@
 /**
  * @module JSON equality (docs/protocol.md#rules `exists_in` / `unique`): two values are
  * equal when they are the same JSON value, whatever the key order of their
- * objects. Implemented as a canonical string so sets of values compare in
- * linear time.
+ * objects. `jsonEqual` compares two values structurally (the schema keywords'
+ * `const` and `enum`, JSON Patch `test`); `jsonKey` writes a canonical string,
+ * so the rules compare sets of values in linear time.
  */
 import type { Json } from './types.js';
 
@@ -26,6 +27,22 @@ function nestedKey(value: Json): string {
   return `{${keys.map((k) => `${JSON.stringify(k)}:${nestedKey(value[k])}`).join(',')}}`;
 }
 
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/** JSON equality: numbers by value, objects regardless of key order. */
 export function jsonEqual(a: Json, b: Json): boolean {
-  return jsonKey(a) === jsonKey(b);
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) {
+    if (!hasOwn.call(b, k) || !jsonEqual(a[k], b[k])) return false;
+  }
+  return true;
 }

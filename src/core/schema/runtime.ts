@@ -588,23 +588,7 @@ export function has(obj: JsonObject, key: string): boolean {
   return obj[key] !== undefined && hasOwn.call(obj, key);
 }
 
-/** JSON equality: numbers by value, objects regardless of key order. */
-export function jsonEqual(a: Json, b: Json): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const k of ka) {
-    if (!hasOwn.call(b, k) || !jsonEqual(a[k], b[k])) return false;
-  }
-  return true;
-}
+export { jsonEqual } from '../json-equal.js';
 
 /** Quoted list for messages: `'a', 'b'`. */
 export function quoteList(keys: readonly string[], max = 5): string {
