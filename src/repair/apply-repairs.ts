@@ -9,12 +9,11 @@
  * with `candidates: true` the first option of each applies. The result is never
  * trusted on its own: callers verify the patched request again.
  */
-import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex } from '@noble/hashes/utils.js';
 import { applyPatch, JsonPatchError, type JsonPatchOperation } from '../core/json-patch.js';
 import { jsonKey } from '../core/json-equal.js';
 import type { Json, Repair } from '../core/types.js';
 import { canonicalize } from '../receipts/jcs.js';
+import { portableReceiptCrypto } from '../receipts/verify-receipt-portable.js';
 
 export type { JsonPatchOperation } from '../core/json-patch.js';
 export type { Repair, RepairOption } from '../core/types.js';
@@ -92,7 +91,7 @@ export function jsonBodyBytes(value: unknown): number {
 
 /** `output_hash` as the service computes it: SHA-256 of the RFC 8785 form of `submitted_output`. */
 export function outputHash(output: unknown): string {
-  return bytesToHex(sha256(utf8.encode(canonicalize(output))));
+  return portableReceiptCrypto.sha256Hex(canonicalize(output));
 }
 
 function isRepair(value: unknown): value is Repair {
