@@ -15,7 +15,7 @@ import type { ParsedRequest } from '../core/types.js';
 import { computeHashes } from './hashes.js';
 import { rfc3339Seconds } from './time.js';
 import type { SigningKey } from './key-ring.js';
-import { ATTESTATION_CONTEXTS, attestationBlock, signedResponseText, signingInputOfText, type Attestor, type Presigned, type Presigner, type SignedResponse } from './v1/attestation.js';
+import { attestationBlock, signedResponseText, signingInputOfText, type Attestor, type Presigned, type Presigner, type SignedResponse } from './v1/attestation.js';
 
 export interface ReceiptIssuerOptions {
   verifier: Pick<Verifier, 'evaluate'>;
@@ -133,7 +133,7 @@ function toDraft({ presigned, facts, requestHash }: { presigned: Presigned<Verif
 
 /** The exact text a draft's signature is over: its own, or derived from its unsigned text (the same bytes). */
 function draftInput(draft: ReceiptDraft): string {
-  return draft.input ?? signingInputOfText(draft.unsignedText, ATTESTATION_CONTEXTS.verify, draft.keyVersion, draft.verifiedAt);
+  return draft.input ?? signingInputOfText(draft.unsignedText, 'verify', draft.keyVersion, draft.verifiedAt);
 }
 
 /**

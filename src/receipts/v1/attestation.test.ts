@@ -17,7 +17,7 @@ const AT = '2026-12-03T15:00:00Z';
 /** signingInputOfText of the value's JSON text, or the error it threw. */
 function fromText(value: Record<string, unknown>): string | Error {
   try {
-    return signingInputOfText(JSON.stringify(value), CONTEXT, KEY, AT);
+    return signingInputOfText(JSON.stringify(value), 'verify', KEY, AT);
   } catch (e) {
     return e as Error;
   }
@@ -32,7 +32,7 @@ describe.skipIf(!haveConformance)('signingInputOfText on the RFC 8785 conformanc
     it(`${file}: the response member is the expected canonical output`, () => {
       const input = JSON.parse(readFileSync(path.join(jcsDir, 'input', file), 'utf8')) as unknown;
       const expected = readFileSync(path.join(jcsDir, 'output', file), 'utf8');
-      const text = signingInputOfText(JSON.stringify(input), CONTEXT, KEY, AT);
+      const text = signingInputOfText(JSON.stringify(input), 'verify', KEY, AT);
       expect(text).toBe(`{"algorithm":"Ed25519","attested_at":"${AT}","context":"${CONTEXT}","key_version":"${KEY}","response":${expected}}`);
     });
   }
@@ -71,7 +71,7 @@ describe('signingInputOfText: the signing input of a JSON text, byte-identical t
     expect(fromText(v)).toBe(signingInput(v, 'verify', KEY, AT));
   });
   it('refuses a number that has no finite form (a JSON text may hold one; JCS has none)', () => {
-    expect(() => signingInputOfText('{"a":1e400}', CONTEXT, KEY, AT)).toThrow(/finite/);
+    expect(() => signingInputOfText('{"a":1e400}', 'verify', KEY, AT)).toThrow(/finite/);
   });
 });
 
@@ -83,6 +83,6 @@ describe('presign without the signing input', () => {
     const bare = presigner.presign(response, { context: 'verify', timestamp: AT, keyVersion: KEY, input: false });
     expect(bare.input).toBeUndefined();
     expect(bare.text).toBe(full.text);
-    expect(signingInputOfText(bare.text, CONTEXT, KEY, AT)).toBe(full.input);
+    expect(signingInputOfText(bare.text, 'verify', KEY, AT)).toBe(full.input);
   });
 });

@@ -143,62 +143,18 @@ export function attestationBlock(presigned: Pick<Presigned, 'keyVersion' | 'time
  * same values.
  */
 export function signedResponseText(unsignedText: string, keyVersion: string, timestamp: string, signature: string): string {
-  const block = { algorithm: 'Ed25519', key_version: keyVersion, timestamp, signature };
-  return unsignedText.slice(0, -1) + ',"attestation":' + JSON.stringify(block) + '}';
-}
-
-/**
- * JCS of a string of a parsed JSON text (RFC 8785 §3.2.2.2): JSON.stringify's escaping, which is
- * lossless for well-formed text; a lone surrogate (which JCS refuses) throws.
- */
-export function canonicalJsonString(s: string): string {
-  // Printable ASCII but `"` and `\`: written as is (the common case, no escaping to look for).
-  if (/^[\x20\x21\x23-\x5b\x5d-\x7e]*$/.test(s)) return '"' + s + '"';
-  if (!(s as unknown as { isWellFormed(): boolean }).isWellFormed()) throw new Error('JCS: a string holds a lone surrogate');
-  return JSON.stringify(s);
-}
-
-/**
- * JCS of a value JSON.parse returned. Such a value holds only plain objects, arrays, strings,
- * finite numbers, booleans and null, so the walk needs none of jcs.ts's checks but two: a lone
- * surrogate, and a number too large to be finite.
- */
-export function canonicalJsonValue(v: unknown): string {
-  if (typeof v === 'string') return canonicalJsonString(v);
-  if (typeof v === 'number') {
-    if (!Number.isFinite(v)) throw new Error('JCS: a number has no finite form');
-    return String(v);
-  }
-  if (v === null || typeof v !== 'object') return String(v);
-  let out: string;
-  if (Array.isArray(v)) {
-    out = '[';
-    for (let i = 0; i < v.length; i++) out += (i > 0 ? ',' : '') + canonicalJsonValue(v[i]);
-    return out + ']';
-  }
-  const o = v as Record<string, unknown>;
-  // Array.prototype.sort compares UTF-16 code units: the order RFC 8785 §3.2.3 asks for.
-  const keys = Object.keys(o).sort();
-  out = '{';
-  for (let i = 0; i < keys.length; i++) {
-    const k = keys[i] as string;
-    out += (i > 0 ? ',' : '') + canonicalJsonString(k) + ':' + canonicalJsonValue(o[k]);
-  }
-  return out + '}';
+  return unsignedText.slice(0, -1) + ',"attestation":' + JSON.stringify(attestationBlock({ keyVersion, timestamp }, signature)) + '}';
 }
 
 /**
  * The signing input (signingInput) of the response whose JSON text is `unsignedText`, as
- * JSON.stringify wrote it (a presigned `text`): parsed back and canonicalized. Byte-identical to
- * signingInput of the response (attestation.test.ts compares them on the conformance data and on
- * random values). The SQLite writer thread, which signs the receipts it stores, derives it there
- * (sign-text.ts): only the text crosses to that thread.
+ * JSON.stringify wrote it (a presigned `text`): the text parsed back and given to signingInput, so
+ * the bytes are those of signingInput of the response (attestation.test.ts compares them on the
+ * conformance data and on random values). The SQLite writer thread, which signs the receipts it
+ * stores, derives it there (sign-text.ts): only the text crosses to that thread.
  */
-export function signingInputOfText(unsignedText: string, context: string, keyVersion: string, timestamp: string): string {
-  return (
-    `{"algorithm":"Ed25519","attested_at":${canonicalJsonString(timestamp)},"context":${canonicalJsonString(context)}` +
-    `,"key_version":${canonicalJsonString(keyVersion)},"response":${canonicalJsonValue(JSON.parse(unsignedText))}}`
-  );
+export function signingInputOfText(unsignedText: string, context: AttestationContext, keyVersion: string, timestamp: string): string {
+  return signingInput(JSON.parse(unsignedText) as Record<string, unknown>, context, keyVersion, timestamp);
 }
 
 export function createPresigner(options: PresignerOptions): Presigner {
