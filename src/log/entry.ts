@@ -5,6 +5,7 @@
  * bytes as GET /verifications/{id} serves them, so a receipt holder can prove
  * that its receipt is the one logged and the log reveals nothing new.
  */
+import { canonicalize } from '../receipts/jcs.js';
 import { sha256 } from './merkle.js';
 
 export interface LogEntry {
@@ -48,12 +49,11 @@ export function encodeLogEntry(entry: LogEntry): string {
 }
 
 /**
- * The RFC 8785 form of an entry, written directly: its seven keys in JCS order (UTF-16 code
- * units: agent_id < overall_ratio < receipt_sha256 < result < task_id < verification_id <
- * verified_at), strings and the number as JSON.stringify writes them, which is JCS for a finite
- * number and a well-formed string (every id went through the strict parser, which refuses lone
- * surrogates). The SQLite store's worker threads encode the entries of the log's queue with it too
- * (src/store/log-sqlite-ops.ts), so every thread encodes entries with the same code.
+ * The RFC 8785 form of an entry, its seven keys spliced in JCS order (UTF-16 code units:
+ * agent_id < overall_ratio < receipt_sha256 < result < task_id < verification_id < verified_at)
+ * around values canonicalized by jcs.ts. The SQLite store's worker threads encode the entries of
+ * the log's queue with it too (src/store/log-sqlite-ops.ts), so every thread encodes entries with
+ * the same code.
  */
 export function entryText(
   verificationId: string,
@@ -65,21 +65,13 @@ export function entryText(
   receiptSha256: string,
 ): string {
   return (
-    '{"agent_id":' +
-    JSON.stringify(agentId) +
-    ',"overall_ratio":' +
-    JSON.stringify(overallRatio) +
-    ',"receipt_sha256":' +
-    JSON.stringify(receiptSha256) +
-    ',"result":' +
-    JSON.stringify(result) +
-    ',"task_id":' +
-    JSON.stringify(taskId) +
-    ',"verification_id":' +
-    JSON.stringify(verificationId) +
-    ',"verified_at":' +
-    JSON.stringify(verifiedAt) +
-    '}'
+    `{"agent_id":${canonicalize(agentId)}` +
+    `,"overall_ratio":${canonicalize(overallRatio)}` +
+    `,"receipt_sha256":${canonicalize(receiptSha256)}` +
+    `,"result":${canonicalize(result)}` +
+    `,"task_id":${canonicalize(taskId)}` +
+    `,"verification_id":${canonicalize(verificationId)}` +
+    `,"verified_at":${canonicalize(verifiedAt)}}`
   );
 }
 
