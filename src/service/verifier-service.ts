@@ -10,7 +10,8 @@ import type { KeyObject } from 'node:crypto';
 import { checkDraftKey, finishReceipt, sealReceipt, type UnsignedReceipt } from '../receipts/issue-receipt.js';
 import { keyObjectOf } from '../receipts/key-ring.js';
 import { rfc3339Seconds } from '../receipts/time.js';
-import type { LogCheckpointRef, ReputationPage, Store } from '../store/store.js';
+import type { CheckpointRef } from '../log/index.js';
+import type { ReputationPage, Store } from '../store/store.js';
 import { receiptRecord } from './pipeline.js';
 import type { AllowanceInfo, ClientContext, SignedResult, VerifierService } from './types.js';
 
@@ -43,7 +44,7 @@ export interface VerifierServiceDeps {
    * When present, the trust score is computed from the receipts in that checkpoint, and
    * reputation and score name it, so anyone can recompute them from the log.
    */
-  checkpoint?: () => Promise<LogCheckpointRef>;
+  checkpoint?: () => Promise<CheckpointRef>;
 }
 
 /** The private key to hand to the store for this draft, or undefined when it must be signed here. */

@@ -6,6 +6,7 @@
  */
 
 import type { KeyObject } from 'node:crypto';
+import type { CheckpointRef } from '../log/index.js';
 import type { TransparencyLogStore } from './log-store.js';
 
 /** One stored verification: the exact signed receipt text plus indexed columns. */
@@ -61,14 +62,7 @@ export interface ReputationPage {
   /** Opaque cursor for the next (older) page, null at the end. */
   next_cursor: string | null;
   /** The transparency-log checkpoint this page was read at (it covers every receipt stored before the request). */
-  log_checkpoint?: LogCheckpointRef;
-}
-
-/** A transparency-log tree head, as reputation and the trust score name it. */
-export interface LogCheckpointRef {
-  tree_size: number;
-  /** Standard base64 of the 32-byte root hash, as in the checkpoint. */
-  root_hash: string;
+  log_checkpoint?: CheckpointRef;
 }
 
 export interface PaymentKey {
