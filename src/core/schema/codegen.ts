@@ -1,13 +1,16 @@
 /**
  * @module Fast path: turns an already compiled schema into one generated
- * JavaScript function for the common keywords (type, enum, const, required,
- * properties, items, numeric/string/array bounds, pattern, format), so that
- * property reads are static and counting is a local increment. Everything else
- * is delegated to the keyword's closure, and a failing check is reported by
- * its keyword's reporter (see Reporter in runtime.ts) or re-run through its
- * closure, which reports it; so failures and counts are identical to the
- * closure path by construction. Used only where no annotations are collected
- * (no unevaluated* at the generated locations, no dynamic scope).
+ * JavaScript function, so that property reads are static and counting is a
+ * local increment. This is the driver: it walks the compiled schemas, inlines
+ * subschemas, selects keywords by the instance's type and hands each keyword
+ * a CodeContext (keyword.ts); the keywords that can (type, enum, const,
+ * required, properties, items, numeric/string/array bounds, pattern, format,
+ * `$ref`) write their own code in their own module, every other keyword's
+ * closure is called. A failing check is reported by its keyword's reporter
+ * (see Reporter in runtime.ts) or re-run through its closure, which reports
+ * it; so failures and counts are identical to the closure path by
+ * construction. Used only where no annotations are collected (no unevaluated*
+ * at the generated locations, no dynamic scope).
  *
  * Steps are charged exactly as the closures charge them, but compared with the
  * budget only at a function's entry, at each item of a loop and before a
@@ -17,17 +20,11 @@
  * and a request inside the budget never pays for a comparison per subschema.
  */
 import type { Json, JsonObject } from '../types.js';
-import type { KeywordGroup } from './keyword.js';
-import { multipleOfTest } from './keywords/number.js';
-import { formatSteps, patternOf } from './keywords/string.js';
-import { BoundedPattern } from './keywords/bounded-pattern.js';
-import { simplePatternMatcher } from './simple-pattern.js';
-import { getFormat } from './formats/index.js';
+import type { CheckOptions, CodeContext, KeywordCode, KeywordGroup } from './keyword.js';
+import { typeCode } from './keywords/type.js';
 import type { Dialect } from './dialects.js';
-import {
-  missingCheckOf, PATTERN_CALL_STEPS, PathSegment, PROTO_KEYS, reporterOf, reportMissing, StepLimitError, stringLength, type EvalContext, type MissingCheck,
-  type Validate,
-} from './runtime.js';
+import { PROTO_KEYS, reporterOf, type EvalContext, type Validate } from './runtime.js';
+import { escapePointerSegment } from './uri.js';
 
 /** One compiled keyword of a schema object, as the compiler recorded it. */
 export interface CompiledKeyword {
@@ -36,6 +33,8 @@ export interface CompiledKeyword {
   fn: Validate;
   /** For `$ref`: the schema it resolves to (inlined when possible). */
   target?: Json;
+  /** How the keyword writes its generated code; none: the closure is called. */
+  code?: KeywordCode;
 }
 
 export interface CodegenSource {
@@ -59,12 +58,6 @@ export interface CodegenSource {
 
 const MAX_INLINED_NODES = 150;
 
-/** Inline checks that charge steps beyond the node's own weight (see check()). */
-const CHARGING: ReadonlySet<string> = new Set(['minLength', 'maxLength', 'pattern', 'format']);
-
-function stepLimit(schemaPath: string): never {
-  throw new StepLimitError(schemaPath);
-}
 const MAX_DEPTH = 8;
 /** The names generated code gives loop indices (see id('i')); every other segment is a constant `v<n>`. */
 const LOOP_INDEX = /^i\d+$/;
@@ -80,19 +73,6 @@ const GROUPS: readonly Group[] = ['number', 'string', 'array', 'object'];
 /** The keyword group that applies to an instance of a JSON type, if any. */
 const GROUP_OF_TYPE: Record<string, Group | undefined> = { integer: 'number', number: 'number', string: 'string', array: 'array', object: 'object' };
 
-function groupTest(g: Group, d: string): string {
-  switch (g) {
-    case 'number':
-      return `typeof ${d} === "number"`;
-    case 'string':
-      return `typeof ${d} === "string"`;
-    case 'array':
-      return `Array.isArray(${d})`;
-    default:
-      return `typeof ${d} === "object" && ${d} !== null && !Array.isArray(${d})`;
-  }
-}
-
 /** The one type a `type` keyword names, if it names exactly one. */
 function singleType(value: Json | undefined): string | undefined {
   if (typeof value === 'string') return value;
@@ -106,7 +86,7 @@ interface Env {
 
 class Generator {
   private readonly lines: string[] = [];
-  /** Functions of the factory beside the generated one (see required()). */
+  /** Functions of the factory beside the generated one (see CodeContext.helper()). */
   private readonly helpers: string[] = [];
   private n = 0;
   private inlined = 0;
@@ -162,12 +142,13 @@ class Generator {
    * the same steps, and a request is over or under the work limit whether or
    * not its schema was already accelerated.
    */
-  private check(cond: string, charges: boolean, fn: Validate, data: string, segs: string[], marked = false): void {
-    if (charges && !marked) this.emit(`S = st;`);
+  private check(cond: string, options: CheckOptions, fn: Validate, data: string, segs: string[]): void {
+    const charges = options.charges !== undefined && options.charges !== false;
+    if (options.charges === true) this.emit(`S = st;`);
     // counted as passed with its block (see open()); a failure takes it back
     this.blocks[this.blocks.length - 1].checks++;
     this.emit(`if (!(${cond})) {`);
-    this.failure(charges, fn, data, segs);
+    this.failure(charges, fn, data, segs, options.reporter);
     this.emit(`  P--;`);
     this.emit(`}`);
   }
@@ -194,14 +175,15 @@ class Generator {
    * is given, so its instance path is handed over as a new array (to its
    * reporter, or in ctx.at) rather than pushed onto ctx.path and copied from there.
    */
-  private failure(charges: boolean, fn: Validate, data: string, segs: string[]): void {
+  private failure(charges: boolean, fn: Validate, data: string, segs: string[], reporter?: string): void {
     // an assertion with a reporter records its failure without testing again (and
     // without charging the test again: the inline test charged it)
-    const reporter = reporterOf(fn);
-    const f = this.v(reporter ?? fn);
+    const registered = reporter === undefined ? reporterOf(fn) : undefined;
+    const reports = reporter !== undefined || registered !== undefined;
+    const f = reporter ?? this.v(registered ?? fn);
     // silent: stop with the charges made so far; else the closure re-charges from before the test
-    this.emit(`  if (!s) { ctx.steps = st; return false; } ok = false; ctx.steps = ${charges && reporter === undefined ? 'S' : 'st'};`);
-    if (segs.length > 0 && reporter !== undefined) {
+    this.emit(`  if (!s) { ctx.steps = st; return false; } ok = false; ctx.steps = ${charges && !reports ? 'S' : 'st'};`);
+    if (segs.length > 0 && reports) {
       this.emit(`  ${f}(${data}, ctx, ${this.recordedPath(segs)});`);
     } else if (segs.length > 0) {
       // a closure reads it from ctx.at
@@ -224,104 +206,6 @@ class Generator {
     if (loops.length > 1) return `[${segs.join(', ')}], -1`;
     const template = segs.map((x) => (LOOP_INDEX.test(x) ? null : this.env.values[Number(x.slice(1))]));
     return `${this.v(template)}, ${loops.length === 1 ? loops[0] : -1}`;
-  }
-
-  /**
-   * `required`: a failure is recorded by a function of the generated factory that
-   * reads the properties again with static reads, as the closure's reporter would
-   * find them missing (its read per name, with the name a variable, costs more
-   * than the rest of the failure). The failure branch stays one call with the
-   * object: handing it the values read already made the code around it slower
-   * (1,000 valid items: +10%).
-   */
-  private required(keys: string[], check: MissingCheck, d: string, segs: string[]): void {
-    this.blocks[this.blocks.length - 1].checks++;
-    const f = this.id('m');
-    const body = keys.map((k) => `if (${this.prop('o', k)} === undefined) m.push(${JSON.stringify(k)});`).join(' ');
-    this.helpers.push(`function ${f}(o, ctx, path, index) { const m = []; ${body} ${this.v(reportMissing)}(ctx, ${this.v(check)}, m, path, index); }`);
-    this.emit(`if (!(${keys.map((k) => `${this.load(d, k)} !== undefined`).join(' && ')})) {`);
-    this.emit(`  if (!s) { ctx.steps = st; return false; } ok = false; ctx.steps = st;`);
-    this.emit(`  ${f}(${d}, ctx, ${this.recordedPath(segs)});`);
-    this.emit(`  st = ctx.steps;`);
-    this.emit(`  P--;`);
-    this.emit(`}`);
-  }
-
-  private typeCond(t: string, d: string): string {
-    switch (t) {
-      case 'string':
-        return `typeof ${d} === "string"`;
-      case 'number':
-        return `typeof ${d} === "number"`;
-      case 'integer':
-        return `(typeof ${d} === "number" && Number.isInteger(${d}))`;
-      case 'boolean':
-        return `typeof ${d} === "boolean"`;
-      case 'null':
-        return `${d} === null`;
-      case 'array':
-        return `Array.isArray(${d})`;
-      default:
-        return `(typeof ${d} === "object" && ${d} !== null && !Array.isArray(${d}))`;
-    }
-  }
-
-  /** The inline condition of an assertion, or null when it must be delegated. */
-  private cond(kw: string, value: Json, d: string, dialect: Dialect, at: string): string | null {
-    switch (kw) {
-      case 'type': {
-        const list = Array.isArray(value) ? value : [value];
-        return list.map((t) => this.typeCond(t as string, d)).join(' || ');
-      }
-      case 'enum': {
-        const vals = value as Json[];
-        if (vals.some((x) => typeof x === 'object' && x !== null)) return null;
-        if (vals.length <= 4) return vals.length === 0 ? 'false' : vals.map((x) => `${d} === ${JSON.stringify(x)}`).join(' || ');
-        return `${this.v(new Set(vals))}.has(${d})`;
-      }
-      case 'const':
-        if (typeof value === 'object' && value !== null) return null;
-        return `${d} === ${JSON.stringify(value)}`;
-      case 'minimum':
-        return `${d} >= ${value}`;
-      case 'maximum':
-        return `${d} <= ${value}`;
-      case 'exclusiveMinimum':
-        return `${d} > ${value}`;
-      case 'exclusiveMaximum':
-        return `${d} < ${value}`;
-      case 'multipleOf':
-        return `${this.v(multipleOfTest(value as number))}(${d})`;
-      // countedLength(), matchCounted() and the format keyword's charge, on the local step count
-      case 'minLength':
-        return `(${d}.length >= ${value} && (${d}.length >= ${2 * (value as number)} || ((st += ${d}.length >> 4), ${this.v(stringLength)}(${d})) >= ${value}))`;
-      case 'maxLength':
-        return `(${d}.length <= ${value} || ((st += ${d}.length >> 4), ${this.v(stringLength)}(${d})) <= ${value})`;
-      case 'pattern': {
-        const path = `${at}/pattern`;
-        const p = patternOf(value as string, path);
-        const charge = `(st += ${PATTERN_CALL_STEPS} + ${p.weight} * (${d}.length + 1)) > M`;
-        // a fixed-shape pattern is a loop over char codes; another native pattern's RegExp is called directly
-        const simple = p instanceof BoundedPattern ? simplePatternMatcher(value as string) : null;
-        const test =
-          simple !== null ? `${this.v(simple)}(${d})` : p instanceof BoundedPattern ? `${this.v(p.regexp)}.test(${d})` : `${this.v(p)}.test(${d})`;
-        return `(${charge} ? ${this.v(stepLimit)}(${JSON.stringify(path)}) : ${test})`;
-      }
-      case 'format': {
-        const f = getFormat(value as string, dialect.standard);
-        return f === undefined ? null : `((st += ${this.v(formatSteps)}(${d})), ${this.v(f)}(${d}))`;
-      }
-      case 'minItems':
-        return `${d}.length >= ${value}`;
-      case 'maxItems':
-        return `${d}.length <= ${value}`;
-      case 'required': {
-        const keys = value as string[];
-        return keys.map((k) => `${this.load(d, k)} !== undefined`).join(' && ');
-      }
-      default:
-        return null;
-    }
   }
 
   /** Whether a subschema can be inlined (otherwise it is called as a closure). */
@@ -376,7 +260,7 @@ class Generator {
       emitAny(any.slice(0, -1));
       this.close();
       const g = GROUP_OF_TYPE[t];
-      this.emit(`if (${this.typeCond(t, d)}) {`);
+      this.emit(`if (${typeCode(t, d)}) {`);
       if (g !== undefined) this.group(schema, g, byGroup[g], d, segs, depth, dialect, at, 1);
       else this.emit('P++;');
       this.emit('} else {');
@@ -396,7 +280,7 @@ class Generator {
     for (const g of groups) {
       const list = byGroup[g];
       if (list.length === 0) continue;
-      this.emit(`${first ? '' : 'else '}if (${groupTest(g, d)}) {`);
+      this.emit(`${first ? '' : 'else '}if (${typeCode(g, d)}) {`);
       this.group(schema, g, list, d, segs, depth, dialect, at);
       this.emit('}');
       first = false;
@@ -405,8 +289,8 @@ class Generator {
 
   /**
    * The keywords of one group, the instance known to be of its type. For an
-   * object, the properties named by `required` and `properties` are read once
-   * into constants that both use.
+   * object, the properties its keywords read (KeywordCode.reads) are read once
+   * into constants that all of them use.
    */
   private group(schema: JsonObject, g: Group, list: CompiledKeyword[], d: string, segs: string[], depth: number, dialect: Dialect, at: string, passed = 0): void {
     const outer = this.loads;
@@ -414,11 +298,7 @@ class Generator {
     if (g === 'object') {
       const names = new Map<string, string>();
       for (const k of list) {
-        const value = schema[k.keyword];
-        let keys: string[] = [];
-        if (k.keyword === 'required') keys = value as string[];
-        else if (k.keyword === 'properties') keys = Object.keys(value as JsonObject).filter((key) => (value as JsonObject)[key] !== true);
-        for (const key of keys) {
+        for (const key of k.code?.reads?.(schema[k.keyword]) ?? []) {
           if (names.has(key)) continue;
           const c = this.id('d');
           names.set(key, c);
@@ -432,87 +312,50 @@ class Generator {
     this.loads = outer;
   }
 
-  /** The constant group() read own property `key` of `d` into, if any. */
-  private hoisted(d: string, key: string): string | undefined {
-    return this.loads !== null && this.loads.d === d ? this.loads.names.get(key) : undefined;
+  /** A constant holding own property `key` of `d`: the one group() read, or a new one. */
+  private own(d: string, key: string): string {
+    const hoisted = this.loads !== null && this.loads.d === d ? this.loads.names.get(key) : undefined;
+    if (hoisted !== undefined) return hoisted;
+    const c = this.id('d');
+    this.emit(`const ${c} = ${this.prop(d, key)};`);
+    return c;
   }
 
-  /** The value of own property `key` of `d`: a constant read once by group(), or a read. */
-  private load(d: string, key: string): string {
-    return this.hoisted(d, key) ?? this.prop(d, key);
-  }
-
+  /** One keyword: its own code (KeywordCode), or a call of its closure. */
   private keyword(schema: JsonObject, k: CompiledKeyword, d: string, segs: string[], depth: number, dialect: Dialect, at: string): void {
-    const value = schema[k.keyword];
-    if (k.keyword === 'properties') {
-      const props = value as JsonObject;
-      const keys = Object.keys(props);
-      if (keys.length > 0) {
-        this.emit(`if (D) ctx.declareKeys(${d}, ${this.v(keys)});`);
-      }
-      for (const key of Object.keys(props)) {
-        const sub = props[key];
-        if (sub === true) continue;
-        let c = this.hoisted(d, key);
-        if (c === undefined) {
-          c = this.id('d');
-          this.emit(`const ${c} = ${this.prop(d, key)};`);
-        }
-        this.emit(`if (${c} !== undefined) {`);
-        this.child(sub, schema, 'properties', key, c, [...segs, this.v(new PathSegment(key))], depth, false);
-        this.emit('}');
-      }
+    if (k.code === undefined) {
+      this.callAt(k.fn, d, segs);
       return;
     }
-    if (k.keyword === 'items' && !Array.isArray(value) && !(dialect.version === 2020 && schema.prefixItems !== undefined) && value !== false) {
-      if (value === true) return;
-      const i = this.id('i');
-      const c = this.id('d');
-      this.emit(`for (let ${i} = 0; ${i} < ${d}.length; ${i}++) {`);
-      this.emit(`const ${c} = ${d}[${i}];`);
-      this.child(value, schema, 'items', undefined, c, [...segs, i], depth, true);
-      this.emit('}');
-      return;
-    }
-    if (k.keyword === '$ref') {
-      if (k.target !== undefined && this.inlinable(k.target, depth + 1) && !this.stack.includes(k.target)) {
-        this.node(k.target, d, segs, depth + 1, false);
-      } else {
-        this.callAt(k.fn, d, segs);
-      }
-      return;
-    }
-    if (k.keyword === 'additionalProperties' && value === false && schema.patternProperties === undefined) {
-      // the shape strict structured-output schemas use everywhere: an inline key scan
-      const props = schema.properties;
-      const declared =
-        dialect.keywords.has('properties') && typeof props === 'object' && props !== null && !Array.isArray(props) ? Object.keys(props) : [];
-      const key = this.id('k');
-      const extra = this.id('x');
-      const test =
-        declared.length === 0 ? 'true' : declared.length <= 8 ? declared.map((p) => `${key} !== ${JSON.stringify(p)}`).join(' && ') : `!${this.v(new Set(declared))}.has(${key})`;
-      this.emit(`let ${extra} = false; S = st;`);
-      // one step per own key examined, as the closure's key scan charges
-      this.emit(`for (const ${key} in ${d}) { if (H.call(${d}, ${key})) { st++; if (${test}) { ${extra} = true; break; } } }`);
-      this.check(`!${extra}`, true, k.fn, d, segs, true);
-      return;
-    }
-    const missing = k.keyword === 'required' ? missingCheckOf(k.fn) : undefined;
-    if (missing !== undefined) {
-      this.required(value as string[], missing, d, segs);
-      return;
-    }
-    const c = this.cond(k.keyword, value, d, dialect, at);
-    if (c === null) this.callAt(k.fn, d, segs);
-    else this.check(c, CHARGING.has(k.keyword), k.fn, d, segs);
-  }
-
-  private child(sub: Json, parent: JsonObject, keyword: string, key: string | undefined, d: string, segs: string[], depth: number, checked: boolean): void {
-    if (this.inlinable(sub, depth + 1) && !this.stack.includes(sub)) {
-      this.node(sub, d, segs, depth + 1, checked);
-      return;
-    }
-    this.callAt(this.src.validatorOf(sub, parent, keyword, key), d, segs);
+    const fn = k.fn;
+    const c: CodeContext = {
+      keyword: k.keyword,
+      value: schema[k.keyword],
+      schema,
+      dialect,
+      schemaPath: `${at}/${escapePointerSegment(k.keyword)}`,
+      data: d,
+      fn,
+      target: k.target,
+      constant: (value) => this.v(value),
+      name: (prefix) => this.id(prefix),
+      emit: (line) => this.emit(line),
+      helper: (source) => this.helpers.push(source),
+      read: (obj, key) => this.prop(obj, key),
+      own: (key) => this.own(d, key),
+      check: (cond, options = {}) => this.check(cond, options, fn, d, segs),
+      closure: () => this.callAt(fn, d, segs),
+      inline: (node) => {
+        if (node !== undefined && this.inlinable(node, depth + 1) && !this.stack.includes(node)) this.node(node, d, segs, depth + 1, false);
+        else this.callAt(fn, d, segs);
+      },
+      sub: (node, data, segment, key, loop) => {
+        const at = [...segs, segment];
+        if (this.inlinable(node, depth + 1) && !this.stack.includes(node)) this.node(node, data, at, depth + 1, loop);
+        else this.callAt(this.src.validatorOf(node, schema, k.keyword, key), data, at);
+      },
+    };
+    k.code.emit(c);
   }
 
   build(root: JsonObject): Validate | null {

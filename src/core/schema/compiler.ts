@@ -16,7 +16,7 @@ import {
 import type { CompileState, KeywordContext, KeywordDefinition, KeywordGroup, RefTarget } from './keyword.js';
 import { KEYWORDS } from './keywords/index.js';
 import { generate, type CodegenSource, type CompiledKeyword } from './codegen.js';
-import { compileRefKeyword } from './keywords/ref.js';
+import { compileRefKeyword, refCode } from './keywords/ref.js';
 import { META_SCHEMAS } from './meta/index.js';
 import { Annotations, foundType, report, jsonType, type EvalContext, type Holder, type ResourceRecord, type Validate } from './runtime.js';
 import { DEFAULT_BASE, escapePointerSegment, normalizeUri, pointerSegments, resolveUri, splitRef } from './uri.js';
@@ -334,7 +334,8 @@ export class Compiler {
         if (keyword === '$recursiveRef' && d.version !== 2019) continue;
         const fn = compileRefKeyword(ctx);
         groups.any.push(fn);
-        recorded.push({ keyword, group: 'any', fn, target: keyword === '$ref' ? this.resolveRef(value as string, info).node : undefined });
+        if (keyword === '$ref') recorded.push({ keyword, group: 'any', fn, target: this.resolveRef(value as string, info).node, code: refCode });
+        else recorded.push({ keyword, group: 'any', fn });
         continue;
       }
       if (!d.keywords.has(keyword)) {
@@ -347,7 +348,7 @@ export class Compiler {
       const fn = def.compile(ctx);
       if (fn !== null) {
         groups[def.group].push(fn);
-        recorded.push({ keyword, group: def.group, fn });
+        recorded.push({ keyword, group: def.group, fn, code: def.code });
       }
     }
     this.state.compiledSize += size;

@@ -1,7 +1,9 @@
 /**
- * @module The contract between the compiler and the keyword modules in ./keywords/.
- * A keyword compiles once into a closure; the compiler groups closures by the
- * instance type they apply to, so a keyword never re-checks the type itself.
+ * @module The contract between the compiler, the code generator and the keyword
+ * modules in ./keywords/. A keyword compiles once into a closure; the compiler
+ * groups closures by the instance type they apply to, so a keyword never
+ * re-checks the type itself. A keyword may also write its own generated code
+ * (KeywordCode): the same check, inline in the function codegen.ts builds.
  */
 import type { Json, JsonObject } from '../types.js';
 import type { Dialect } from './dialects.js';
@@ -56,6 +58,86 @@ export interface KeywordDefinition {
   readonly keyword: string;
   readonly group: KeywordGroup;
   compile(k: KeywordContext): Validate | null;
+  /** The keyword's generated code; without it, generated code calls the closure. */
+  readonly code?: KeywordCode;
+}
+
+/**
+ * How a keyword writes itself into generated code (see codegen.ts). The code
+ * must agree with the keyword's closure on the verdict, the checks counted and
+ * the steps charged: a failure is always recorded by the closure's reporter or
+ * by the closure itself, so failure texts have one source.
+ */
+export interface KeywordCode {
+  /**
+   * Own properties of an object instance the code reads (`required`,
+   * `properties`): read once per object into constants that every keyword of
+   * the schema shares (see CodeContext.own()).
+   */
+  reads?(value: Json): readonly string[];
+  /** Writes the code of one occurrence: an inline check(), or closure() where it cannot. */
+  emit(c: CodeContext): void;
+}
+
+/** Options of CodeContext.check(). */
+export interface CheckOptions {
+  /**
+   * The test charges steps of its own on `st`: a failure re-runs the closure from
+   * the count before the test. `'marked'`: the keyword's code saved that count
+   * in `S` itself, before work that is part of the test.
+   */
+  charges?: boolean | 'marked';
+  /**
+   * A function of the generated factory, `(data, ctx, path, index)`, that records
+   * the failure instead of the closure's reporter (see Reporter in runtime.ts).
+   */
+  reporter?: string;
+}
+
+/**
+ * What a keyword's code is written with. Generated code runs with these locals:
+ * `st` the step count (charged locally, see WorkLimits), `M` the step budget,
+ * `S` the count saved before a charging test, `s` not silent, `D` collecting
+ * declared properties, `H` Object.prototype.hasOwnProperty.
+ */
+export interface CodeContext {
+  readonly keyword: string;
+  readonly value: Json;
+  /** The schema object holding the keyword. */
+  readonly schema: JsonObject;
+  readonly dialect: Dialect;
+  /** Schema path of the keyword. */
+  readonly schemaPath: string;
+  /** The variable holding the instance, known to be of the keyword's group type. */
+  readonly data: string;
+  /** The keyword's compiled closure. */
+  readonly fn: Validate;
+  /** For `$ref`: the schema it resolves to. */
+  readonly target: Json | undefined;
+  /** A value bound once to a constant of the generated factory; returns the constant's name. */
+  constant(value: unknown): string;
+  /** A fresh variable name (`prefix` `i` names a loop index, which failure paths depend on). */
+  name(prefix: string): string;
+  emit(line: string): void;
+  /** A function of the generated factory, beside the generated one. */
+  helper(source: string): void;
+  /** A read of own property `key` of the object in variable `obj`, static when the key cannot hit Object.prototype. */
+  read(obj: string, key: string): string;
+  /** A constant holding own property `key` of the instance (the one read for KeywordCode.reads, or a new one). */
+  own(key: string): string;
+  /** One inline check: counted when `cond` holds, recorded as the closure records it when not. */
+  check(cond: string, options?: CheckOptions): void;
+  /** Calls the keyword's closure on the instance. */
+  closure(): void;
+  /** Applies `node` to the instance in place (a `$ref`): inlined where it can be, else through the closure. */
+  inline(node: Json | undefined): void;
+  /**
+   * Applies subschema `node` (at `key` under the keyword) to the value in
+   * variable `data`, one step below in the instance: `segment` is a constant
+   * PathSegment or a loop index. `loop`: once per item, so the step budget is
+   * compared on entry.
+   */
+  sub(node: Json, data: string, segment: string, key: string | undefined, loop: boolean): void;
 }
 
 /**

@@ -2,7 +2,8 @@
  * @module Array keywords: `minItems`, `maxItems`, `uniqueItems` (checks), `items`,
  * `prefixItems`, `additionalItems`, `unevaluatedItems` (transparent, except that a
  * `false` subschema is one check at the array), and `contains` (one check; with
- * `minContains` and `maxContains`, one more each).
+ * `minContains` and `maxContains`, one more each). `minItems`, `maxItems` and
+ * `items` (one schema for every item) write their own generated code.
  */
 import type { Json } from '../../types.js';
 import { countPass, type KeywordContext, type KeywordDefinition } from '../keyword.js';
@@ -29,6 +30,11 @@ function count(keyword: string, op: string, cmp: (n: number, l: number) => boole
         },
         (data, ctx, path, index) => reportValue(ctx, check, (data as Json[]).length, path, index),
       );
+    },
+    code: {
+      emit(c) {
+        c.check(`${c.data}.length ${op} ${c.value as number}`);
+      },
     },
   };
 }
@@ -176,6 +182,23 @@ export const itemsKeyword: KeywordDefinition = {
     let from = 0;
     if (k.dialect.version === 2020 && Array.isArray(k.schema.prefixItems)) from = k.schema.prefixItems.length;
     return rest(k, 'items', v, from, []);
+  },
+  code: {
+    // one schema for every item: a loop (tuples, and items after prefixItems, call the closure)
+    emit(c) {
+      const v = c.value;
+      if (Array.isArray(v) || (c.dialect.version === 2020 && c.schema.prefixItems !== undefined) || v === false) {
+        c.closure();
+        return;
+      }
+      if (v === true) return;
+      const i = c.name('i');
+      const item = c.name('d');
+      c.emit(`for (let ${i} = 0; ${i} < ${c.data}.length; ${i}++) {`);
+      c.emit(`const ${item} = ${c.data}[${i}];`);
+      c.sub(v, item, i, undefined, true);
+      c.emit('}');
+    },
   },
 };
 

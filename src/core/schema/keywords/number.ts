@@ -1,7 +1,8 @@
 /**
  * @module Numeric assertions: `minimum`, `maximum`, `exclusiveMinimum`,
  * `exclusiveMaximum`, `multipleOf`. They apply to numbers only (the compiler
- * runs them only for numeric instances), one check each.
+ * runs them only for numeric instances), one check each, and each is one
+ * inline test in generated code.
  */
 import { countPass, type KeywordDefinition } from '../keyword.js';
 import { Check, numberText, reportValue, withReporter } from '../runtime.js';
@@ -28,6 +29,11 @@ function bound(keyword: string, op: string, cmp: Cmp): KeywordDefinition {
         },
         (data, ctx, path, index) => reportValue(ctx, check, data as number, path, index),
       );
+    },
+    code: {
+      emit(c) {
+        c.check(`${c.data} ${op} ${c.value as number}`);
+      },
     },
   };
 }
@@ -60,7 +66,7 @@ const TEN = 10n;
  * `multipleOf` with no tolerance: whether n / m is an integer, computed on the
  * decimal values (scaled to integers with BigInt), so 1.000000000001 is not a
  * multiple of 1 and 9007199254740993-sized multiples beyond 2^53 are judged exactly.
- * The closures and the generated code (codegen.ts) both call this one test.
+ * The closure and the generated code both call this one test.
  */
 export function multipleOfTest(m: number): (n: number) => boolean {
   const dm = decimalOf(m);
@@ -121,5 +127,10 @@ export const multipleOfKeyword: KeywordDefinition = {
       },
       (data, ctx, path, index) => reportValue(ctx, check, data as number, path, index),
     );
+  },
+  code: {
+    emit(c) {
+      c.check(`${c.constant(multipleOfTest(c.value as number))}(${c.data})`);
+    },
   },
 };

@@ -4,11 +4,13 @@
  * `properties`, `patternProperties`, `additionalProperties`, `propertyNames`,
  * `dependentSchemas`, `unevaluatedProperties` (transparent, except that a `false`
  * subschema under additional/unevaluated/propertyNames is one check at the object).
+ * `required`, `properties` and `additionalProperties: false` write their own
+ * generated code; the properties both of the first two read are read once.
  */
 import type { Json, JsonObject } from '../../types.js';
 import { countPass, type KeywordContext, type KeywordDefinition } from '../keyword.js';
 import {
-  Check, has, matchCounted, MissingCheck, PathSegment, propertiesText, PROTO_KEYS, quoteList, report, reportMissing, reportValue, withMissingCheck, withReporter,
+  Check, has, matchCounted, MissingCheck, missingCheckOf, PathSegment, propertiesText, PROTO_KEYS, quoteList, report, reportMissing, reportValue, withMissingCheck, withReporter,
   type EvalContext, type Validate,
 } from '../runtime.js';
 import { patternOf } from './string.js';
@@ -42,6 +44,27 @@ export const requiredKeyword: KeywordDefinition = {
       (data, ctx, path, index) => reportMissing(ctx, check, keys.filter((key) => !has(data as JsonObject, key)), path, index),
     );
     return withMissingCheck(fn, check);
+  },
+  code: {
+    reads: (value) => value as string[],
+    emit(c) {
+      const keys = c.value as string[];
+      const cond = keys.map((key) => `${c.own(key)} !== undefined`).join(' && ');
+      const check = missingCheckOf(c.fn);
+      if (check === undefined) {
+        c.check(cond);
+        return;
+      }
+      // A failure is recorded by a function of the generated factory that reads the
+      // properties again with static reads, as the closure's reporter would find them
+      // missing (its read per name, with the name a variable, costs more than the rest
+      // of the failure). The failure branch stays one call with the object: handing it
+      // the values read already made the code around it slower.
+      const f = c.name('m');
+      const body = keys.map((key) => `if (${c.read('o', key)} === undefined) m.push(${JSON.stringify(key)});`).join(' ');
+      c.helper(`function ${f}(o, ctx, path, index) { const m = []; ${body} ${c.constant(reportMissing)}(ctx, ${c.constant(check)}, m, path, index); }`);
+      c.check(cond, { reporter: f });
+    },
   },
 };
 
@@ -192,6 +215,22 @@ export const propertiesKeyword: KeywordDefinition = {
       return ok;
     };
   },
+  code: {
+    reads: (value) => Object.keys(value as JsonObject).filter((key) => (value as JsonObject)[key] !== true),
+    emit(c) {
+      const props = c.value as JsonObject;
+      const keys = Object.keys(props);
+      if (keys.length > 0) c.emit(`if (D) ctx.declareKeys(${c.data}, ${c.constant(keys)});`);
+      for (const key of keys) {
+        const sub = props[key];
+        if (sub === true) continue;
+        const v = c.own(key);
+        c.emit(`if (${v} !== undefined) {`);
+        c.sub(sub, v, c.constant(new PathSegment(key)), key, false);
+        c.emit('}');
+      }
+    },
+  },
 };
 
 export const patternPropertiesKeyword: KeywordDefinition = {
@@ -280,6 +319,26 @@ export const additionalPropertiesKeyword: KeywordDefinition = {
       if (ev !== null) ev.allProps = true;
       return ok;
     };
+  },
+  code: {
+    emit(c) {
+      if (c.value !== false || c.schema.patternProperties !== undefined) {
+        c.closure();
+        return;
+      }
+      // the shape strict structured-output schemas use everywhere: an inline key scan
+      const props = c.schema.properties;
+      const declared = c.dialect.keywords.has('properties') && isObj(props) ? Object.keys(props) : [];
+      const d = c.data;
+      const key = c.name('k');
+      const extra = c.name('x');
+      const test =
+        declared.length === 0 ? 'true' : declared.length <= 8 ? declared.map((p) => `${key} !== ${JSON.stringify(p)}`).join(' && ') : `!${c.constant(new Set(declared))}.has(${key})`;
+      c.emit(`let ${extra} = false; S = st;`);
+      // one step per own key examined, as the closure's key scan charges
+      c.emit(`for (const ${key} in ${d}) { if (H.call(${d}, ${key})) { st++; if (${test}) { ${extra} = true; break; } } }`);
+      c.check(`!${extra}`, { charges: 'marked' });
+    },
   },
 };
 

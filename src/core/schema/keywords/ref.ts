@@ -2,8 +2,9 @@
  * @module `$ref`, `$dynamicRef` (2020-12) and `$recursiveRef` (2019-09). All are
  * resolved at compile time; the dynamic ones pick a target from the dynamic scope
  * at run time. A reference is transparent: only the keywords it reaches count.
+ * Generated code inlines the target of a `$ref` where it can.
  */
-import type { KeywordContext } from '../keyword.js';
+import type { KeywordCode, KeywordContext } from '../keyword.js';
 import type { Holder, Validate } from '../runtime.js';
 import { splitRef } from '../uri.js';
 
@@ -70,3 +71,10 @@ export function compileRefKeyword(k: KeywordContext): Validate {
     return ok;
   };
 }
+
+/** `$ref` in generated code: its target in place (the dynamic references call their closures). */
+export const refCode: KeywordCode = {
+  emit(c) {
+    c.inline(c.target);
+  },
+};

@@ -1,16 +1,20 @@
 /**
  * @module String assertions: `minLength`/`maxLength` (in code points), `pattern`
- * and `format` (counted only for the formats the engine asserts).
+ * and `format` (counted only for the formats the engine asserts). In generated
+ * code each is one inline test that charges the same steps as its closure.
  */
 import { getFormat } from '../formats/index.js';
 import { countPass, type KeywordDefinition } from '../keyword.js';
 import { compilePattern, PatternLimitError } from '../regex/index.js';
-import { boundedPattern } from './bounded-pattern.js';
+import { BoundedPattern, boundedPattern } from './bounded-pattern.js';
+import { simplePatternMatcher } from '../simple-pattern.js';
 import { SchemaCompileError } from '../engine.js';
 import { isAllocationFailure } from '../exhaustion.js';
 import type { CompileState } from '../keyword.js';
 import { unknownFormatWarning } from '../unknown.js';
-import { Check, countedLength, lengthText, matchCounted, reportValue, stringText, withReporter, type WeightedPattern } from '../runtime.js';
+import {
+  Check, countedLength, lengthText, matchCounted, PATTERN_CALL_STEPS, reportValue, StepLimitError, stringLength, stringText, withReporter, type WeightedPattern,
+} from '../runtime.js';
 
 function length(keyword: string, op: string, min: boolean): KeywordDefinition {
   return {
@@ -36,6 +40,16 @@ function length(keyword: string, op: string, min: boolean): KeywordDefinition {
         },
         (data, ctx, path, index) => reportValue(ctx, check, data as string, path, index),
       );
+    },
+    code: {
+      // countedLength() on the local step count
+      emit(c) {
+        const d = c.data;
+        const limit = c.value as number;
+        const counted = `((st += ${d}.length >> 4), ${c.constant(stringLength)}(${d}))`;
+        if (min) c.check(`(${d}.length >= ${limit} && (${d}.length >= ${2 * limit} || ${counted} >= ${limit}))`, { charges: true });
+        else c.check(`(${d}.length <= ${limit} || ${counted} <= ${limit})`, { charges: true });
+      },
     },
   };
 }
@@ -114,7 +128,25 @@ export const patternKeyword: KeywordDefinition = {
       (data, ctx, path, index) => reportValue(ctx, check, data as string, path, index),
     );
   },
+  code: {
+    // matchCounted() on the local step count
+    emit(c) {
+      const d = c.data;
+      const source = c.value as string;
+      const p = patternOf(source, c.schemaPath);
+      const charge = `(st += ${PATTERN_CALL_STEPS} + ${p.weight} * (${d}.length + 1)) > M`;
+      // a fixed-shape pattern is a loop over char codes; another native pattern's RegExp is called directly
+      const simple = p instanceof BoundedPattern ? simplePatternMatcher(source) : null;
+      const test =
+        simple !== null ? `${c.constant(simple)}(${d})` : p instanceof BoundedPattern ? `${c.constant(p.regexp)}.test(${d})` : `${c.constant(p)}.test(${d})`;
+      c.check(`(${charge} ? ${c.constant(stepLimit)}(${JSON.stringify(c.schemaPath)}) : ${test})`, { charges: true });
+    },
+  },
 };
+
+function stepLimit(schemaPath: string): never {
+  throw new StepLimitError(schemaPath);
+}
 
 /** Steps charged for a format check: the checkers are linear in the string. */
 export function formatSteps(s: string): number {
@@ -145,5 +177,12 @@ export const formatKeyword: KeywordDefinition = {
       },
       (data, ctx, path, index) => reportValue(ctx, failure, data as string, path, index),
     );
+  },
+  code: {
+    emit(c) {
+      const check = getFormat(c.value as string, c.dialect.standard);
+      if (check === undefined) c.closure();
+      else c.check(`((st += ${c.constant(formatSteps)}(${c.data})), ${c.constant(check)}(${c.data}))`, { charges: true });
+    },
   },
 };

@@ -1,5 +1,7 @@
 /**
  * @module `type`, `enum` and `const`: one check each at every location they apply to.
+ * Each writes its generated code as one inline comparison (`enum` and `const`
+ * of objects or arrays call their closure).
  */
 import type { Json } from '../../types.js';
 import { countPass, type KeywordDefinition } from '../keyword.js';
@@ -23,6 +25,26 @@ function typeMatcher(t: string): (v: Json) => boolean {
       return (v) => typeof v === 'number' && Number.isInteger(v);
     default:
       return (v) => typeof v === 'string';
+  }
+}
+
+/** The generated test that the value in variable `d` is of JSON type `t` (codegen.ts selects keywords by it too). */
+export function typeCode(t: string, d: string): string {
+  switch (t) {
+    case 'string':
+      return `typeof ${d} === "string"`;
+    case 'number':
+      return `typeof ${d} === "number"`;
+    case 'integer':
+      return `(typeof ${d} === "number" && Number.isInteger(${d}))`;
+    case 'boolean':
+      return `typeof ${d} === "boolean"`;
+    case 'null':
+      return `${d} === null`;
+    case 'array':
+      return `Array.isArray(${d})`;
+    default:
+      return `(typeof ${d} === "object" && ${d} !== null && !Array.isArray(${d}))`;
   }
 }
 
@@ -95,6 +117,12 @@ export const typeKeyword: KeywordDefinition = {
       return fail(data, ctx);
     }, fail);
   },
+  code: {
+    emit(c) {
+      const list = Array.isArray(c.value) ? c.value : [c.value];
+      c.check(list.map((t) => typeCode(t as string, c.data)).join(' || '));
+    },
+  },
 };
 
 function expectedValues(values: Json[]): string {
@@ -130,6 +158,16 @@ export const enumKeyword: KeywordDefinition = {
     };
     return withReporter(fn, (data, ctx, path, index) => reportFound(ctx, lazy, now, data, path, index));
   },
+  code: {
+    emit(c) {
+      const values = c.value as Json[];
+      const d = c.data;
+      if (values.some((x) => typeof x === 'object' && x !== null)) c.closure();
+      else if (values.length === 0) c.check('false');
+      else if (values.length <= 4) c.check(values.map((x) => `${d} === ${JSON.stringify(x)}`).join(' || '));
+      else c.check(`${c.constant(new Set(values))}.has(${d})`);
+    },
+  },
 };
 
 export const constKeyword: KeywordDefinition = {
@@ -148,5 +186,11 @@ export const constKeyword: KeywordDefinition = {
       return ok;
     };
     return withReporter(fn, (data, ctx, path, index) => reportFound(ctx, lazy, now, data, path, index));
+  },
+  code: {
+    emit(c) {
+      if (typeof c.value === 'object' && c.value !== null) c.closure();
+      else c.check(`${c.data} === ${JSON.stringify(c.value)}`);
+    },
   },
 };
