@@ -57,7 +57,29 @@ describe('parsePaymentConfig', () => {
 
   it('supports the built-in facilitator on an EVM RPC', () => {
     const c = parsePaymentConfig({ ...ON, X402_NETWORKS: 'base', X402_FACILITATOR_URL: 'local', X402_LOCAL_EVM_RPC_URL: 'http://127.0.0.1:8545', X402_LOCAL_EVM_PRIVATE_KEY: `0x${'ab'.repeat(32)}` });
-    expect(c.facilitator).toEqual({ mode: 'local', evmRpcUrl: 'http://127.0.0.1:8545', evmPrivateKey: `0x${'ab'.repeat(32)}`, routesToken: null });
+    expect(c.facilitator).toEqual({
+      mode: 'local',
+      evmRpcUrl: 'http://127.0.0.1:8545',
+      evmPrivateKey: `0x${'ab'.repeat(32)}`,
+      svmRpcUrl: null,
+      svmKeyFile: null,
+      confirmationTimeoutMs: 30_000,
+      routesToken: null,
+    });
+  });
+
+  it('supports the built-in facilitator on a Solana RPC with a fee-payer key file, alone or beside Base', () => {
+    const svm = { X402_FACILITATOR_URL: 'local', X402_LOCAL_SVM_RPC_URL: 'http://127.0.0.1:8899', X402_LOCAL_SVM_KEY_FILE: '/keys/fee-payer.json' };
+    const alone = parsePaymentConfig({ ...ON, ...svm, X402_NETWORKS: 'solana', X402_LOCAL_CONFIRMATION_TIMEOUT_MS: '5000' });
+    expect(alone.networks.map((n) => n.family)).toEqual(['svm']);
+    expect(alone.facilitator).toMatchObject({ mode: 'local', evmRpcUrl: null, svmRpcUrl: 'http://127.0.0.1:8899', svmKeyFile: '/keys/fee-payer.json', confirmationTimeoutMs: 5000 });
+    const both = parsePaymentConfig({ ...ON, ...svm, X402_LOCAL_EVM_RPC_URL: 'http://127.0.0.1:8545', X402_LOCAL_EVM_PRIVATE_KEY: `0x${'ab'.repeat(32)}` });
+    expect(both.networks.map((n) => n.family)).toEqual(['evm', 'svm']);
+    expect(() => parsePaymentConfig({ ...ON, ...svm })).toThrow(/^X402_LOCAL_EVM_RPC_URL:/);
+    expect(() => parsePaymentConfig({ ...ON, ...svm, X402_NETWORKS: 'solana', X402_LOCAL_SVM_KEY_FILE: '' })).toThrow(/^X402_LOCAL_SVM_KEY_FILE:/);
+    expect(() => parsePaymentConfig({ ...ON, ...svm, X402_NETWORKS: 'solana', X402_LOCAL_SVM_RPC_URL: '' })).toThrow(/^X402_LOCAL_SVM_RPC_URL:/);
+    expect(() => parsePaymentConfig({ ...ON, ...svm, X402_NETWORKS: 'solana', X402_LOCAL_SVM_RPC_URL: 'ws://x' })).toThrow(/^X402_LOCAL_SVM_RPC_URL: must be an http/);
+    expect(() => parsePaymentConfig({ ...ON, ...svm, X402_NETWORKS: 'solana', X402_LOCAL_CONFIRMATION_TIMEOUT_MS: '10' })).toThrow(/^X402_LOCAL_CONFIRMATION_TIMEOUT_MS:/);
   });
 
   it('the built-in facilitator routes are off by default and need a token when on', () => {

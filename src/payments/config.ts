@@ -41,6 +41,15 @@ export type FacilitatorConfig =
       evmRpcUrl: string | null;
       /** Private key of the account that submits settlement transactions (pays gas). */
       evmPrivateKey: `0x${string}` | null;
+      /** JSON-RPC endpoint of the Solana cluster the built-in facilitator settles on. */
+      svmRpcUrl: string | null;
+      /**
+       * File holding the Solana fee payer's key (a Solana CLI keypair file or an Ed25519 PKCS#8 PEM):
+       * it co-signs every payment transaction and pays its fees. Read when payments start; never logged.
+       */
+      svmKeyFile: string | null;
+      /** Longest wait for a settlement transaction to be confirmed before it is reported pending. */
+      confirmationTimeoutMs: number;
       /**
        * Bearer token of the built-in facilitator's HTTP routes (`/facilitator/*`); null keeps
        * them off (the default). They make the settlement key pay gas, so they are never open.
@@ -120,26 +129,45 @@ function parseRoutesToken(env: Record<string, string | undefined>): string | nul
   return token;
 }
 
+/** An RPC endpoint setting: empty, or an http(s) URL. */
+function rpcUrlSetting(name: string, raw: string | undefined): string {
+  const rpc = (raw ?? '').trim();
+  if (rpc === '') return rpc;
+  let u: URL;
+  try {
+    u = new URL(rpc);
+  } catch {
+    throw new ConfigError(name, `must be an http(s) URL, got '${rpc}'`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(name, `must be an http(s) URL, got '${rpc}'`);
+  return rpc;
+}
+
 function parseFacilitator(env: Record<string, string | undefined>): FacilitatorConfig {
   const raw = (env.X402_FACILITATOR_URL ?? '').trim();
   if (raw === '') throw new ConfigError('X402_FACILITATOR_URL', "is required when payments are on: a facilitator URL or 'local'");
   if (raw.toLowerCase() === 'local') {
-    const rpc = (env.X402_LOCAL_EVM_RPC_URL ?? '').trim();
+    const rpc = rpcUrlSetting('X402_LOCAL_EVM_RPC_URL', env.X402_LOCAL_EVM_RPC_URL);
     const key = (env.X402_LOCAL_EVM_PRIVATE_KEY ?? '').trim();
-    if (rpc !== '') {
-      let u: URL;
-      try {
-        u = new URL(rpc);
-      } catch {
-        throw new ConfigError('X402_LOCAL_EVM_RPC_URL', `must be an http(s) URL, got '${rpc}'`);
-      }
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError('X402_LOCAL_EVM_RPC_URL', `must be an http(s) URL, got '${rpc}'`);
-    }
     if (key !== '' && !PRIVATE_KEY_RE.test(key)) throw new ConfigError('X402_LOCAL_EVM_PRIVATE_KEY', 'must be 0x followed by 64 hex digits');
     if ((rpc === '') !== (key === '')) {
       throw new ConfigError(rpc === '' ? 'X402_LOCAL_EVM_RPC_URL' : 'X402_LOCAL_EVM_PRIVATE_KEY', 'the local facilitator needs both X402_LOCAL_EVM_RPC_URL and X402_LOCAL_EVM_PRIVATE_KEY');
     }
-    return { mode: 'local', evmRpcUrl: rpc || null, evmPrivateKey: (key || null) as `0x${string}` | null, routesToken: parseRoutesToken(env) };
+    const svmRpc = rpcUrlSetting('X402_LOCAL_SVM_RPC_URL', env.X402_LOCAL_SVM_RPC_URL);
+    const svmKeyFile = (env.X402_LOCAL_SVM_KEY_FILE ?? '').trim();
+    if ((svmRpc === '') !== (svmKeyFile === '')) {
+      throw new ConfigError(svmRpc === '' ? 'X402_LOCAL_SVM_RPC_URL' : 'X402_LOCAL_SVM_KEY_FILE', 'the local facilitator on Solana needs both X402_LOCAL_SVM_RPC_URL and X402_LOCAL_SVM_KEY_FILE');
+    }
+    const confirmationTimeoutMs = intSetting('X402_LOCAL_CONFIRMATION_TIMEOUT_MS', env.X402_LOCAL_CONFIRMATION_TIMEOUT_MS, 30_000, 500, 600_000);
+    return {
+      mode: 'local',
+      evmRpcUrl: rpc || null,
+      evmPrivateKey: (key || null) as `0x${string}` | null,
+      svmRpcUrl: svmRpc || null,
+      svmKeyFile: svmKeyFile || null,
+      confirmationTimeoutMs,
+      routesToken: parseRoutesToken(env),
+    };
   }
   let url: URL;
   try {
@@ -171,7 +199,7 @@ export function parsePaymentConfig(env: Record<string, string | undefined>): Pay
   if (!enabled) {
     return {
       enabled: false,
-      facilitator: { mode: 'local', evmRpcUrl: null, evmPrivateKey: null, routesToken: null },
+      facilitator: { mode: 'local', evmRpcUrl: null, evmPrivateKey: null, svmRpcUrl: null, svmKeyFile: null, confirmationTimeoutMs: 30_000, routesToken: null },
       networks: [],
       prices,
       maxTimeoutSeconds,
@@ -192,13 +220,16 @@ export function parsePaymentConfig(env: Record<string, string | undefined>): Pay
     const payTo = (env.X402_PAY_TO_SOLANA ?? '').trim();
     if (payTo === '') throw new ConfigError('X402_PAY_TO_SOLANA', `is required for ${network}`);
     if (!SOLANA_ADDRESS_RE.test(payTo)) throw new ConfigError('X402_PAY_TO_SOLANA', 'must be a base58 Solana address');
-    if (facilitator.mode === 'local') {
-      throw new ConfigError('X402_NETWORKS', `${network} needs a remote facilitator (X402_FACILITATOR_URL); the built-in facilitator settles EVM only`);
+    if (facilitator.mode === 'local' && facilitator.svmRpcUrl === null) {
+      throw new ConfigError(
+        'X402_NETWORKS',
+        `${network} with the built-in facilitator needs X402_LOCAL_SVM_RPC_URL and X402_LOCAL_SVM_KEY_FILE (the cluster it settles on and the fee payer), or leave it out`,
+      );
     }
     return { network, family: 'svm', payTo, asset: DEFAULT_ASSETS[network] } satisfies PaymentNetworkConfig;
   });
-  if (facilitator.mode === 'local' && facilitator.evmRpcUrl === null) {
-    throw new ConfigError('X402_LOCAL_EVM_RPC_URL', 'is required with X402_FACILITATOR_URL=local (the chain the built-in facilitator settles on)');
+  if (facilitator.mode === 'local' && facilitator.evmRpcUrl === null && networks.some((n) => n.family === 'evm')) {
+    throw new ConfigError('X402_LOCAL_EVM_RPC_URL', 'is required with X402_FACILITATOR_URL=local on Base (the chain the built-in facilitator settles on)');
   }
   if (facilitator.mode === 'remote' && boolSetting('X402_FACILITATOR_ROUTES', env.X402_FACILITATOR_ROUTES)) {
     throw new ConfigError('X402_FACILITATOR_ROUTES', 'serves the built-in facilitator; it needs X402_FACILITATOR_URL=local');

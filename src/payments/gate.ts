@@ -20,7 +20,8 @@ import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { ExactEvmScheme as ExactEvmServerScheme } from '@x402/evm/exact/server';
 import { ExactSvmScheme as ExactSvmServerScheme } from '@x402/svm/exact/server';
-import { decodeTransactionFromPayload, getTokenPayerFromTransaction } from '@x402/svm';
+import { getTokenPayerFromTransaction } from '@x402/svm';
+import { getTransactionDecoder } from '@solana/kit';
 import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import { ApiError } from '../errors.js';
 import type { PaymentEventKind, PaymentKey, PaymentReservation, PendingSettlement, ReceiptRecord, Store } from '../store/store.js';
@@ -47,8 +48,12 @@ export type PaymentStore = Pick<
   | 'markPendingSettled'
 >;
 
-/** What the chain says about a settlement transaction (the built-in facilitator can tell; a hosted one cannot). */
-export type TransactionStatusCheck = (network: string, transaction: string) => Promise<'success' | 'reverted' | 'unknown'>;
+/**
+ * What the chain says about a settlement transaction (the built-in facilitator can tell; a hosted one cannot):
+ * mined and succeeded, mined and failed, `expired` (never landed and can no longer: a Solana transaction
+ * past its blockhash), or not known yet. `payment` is the buyer's payload the transaction was sent for.
+ */
+export type TransactionStatusCheck = (network: string, transaction: string, payment?: PaymentPayload) => Promise<'success' | 'reverted' | 'expired' | 'unknown'>;
 
 export interface PaymentGateOptions {
   config: PaymentConfig;
@@ -179,8 +184,11 @@ export interface PaymentGate {
 const WINDOW_SKEW_SECONDS = 30;
 /** The facilitator's errorReason for a submitted transaction not mined within its wait. */
 const SETTLEMENT_PENDING = 'settlement_pending';
-/** Failure reasons meaning the authorization's nonce is spent on chain (by a transfer or a cancellation). */
-const NONCE_USED_RE = /nonce.*(used|already)|authorization.*used/i;
+/**
+ * Failure reasons meaning the authorization's nonce is spent on chain (by a transfer or a cancellation), or
+ * (Solana) that the facilitator already sent this very transaction: its outcome is the first send's.
+ */
+const NONCE_USED_RE = /nonce.*(used|already)|authorization.*used|duplicate_settlement/i;
 /**
  * How long a settlement attempt may still be running (facilitator timeout plus the wait for the
  * transaction); before that, a pending settlement without a transaction is not submitted again.
@@ -242,6 +250,11 @@ function evmPayloadProblem(payload: PaymentPayload): string | null {
   return null;
 }
 
+const svmTransactionDecoder = getTransactionDecoder();
+const BASE64_RE = /^[A-Za-z0-9+/]+={0,2}$/;
+/** A Solana transaction is at most 1232 bytes on the wire; its base64 is shorter than this. */
+const MAX_SVM_TRANSACTION_CHARS = 2_000;
+
 /** A key for ledger entries of refusals that have no readable payer or nonce. */
 function refusalKey(payment: unknown): PaymentKey {
   const v = isObject(payment) ? payment : {};
@@ -266,7 +279,10 @@ function paymentKeyOf(payload: PaymentPayload, network: PaymentNetworkConfig['fa
     return { key: { network: net, payer, nonce: auth.nonce.toLowerCase() }, payer };
   }
   try {
-    const tx = decodeTransactionFromPayload(payload.payload as { transaction: string });
+    // Decoded here rather than by the SDK's helper, which writes every undecodable payload to stderr.
+    const wire = (payload.payload as { transaction?: unknown }).transaction;
+    if (typeof wire !== 'string' || wire.length > MAX_SVM_TRANSACTION_CHARS || !BASE64_RE.test(wire)) return null;
+    const tx = svmTransactionDecoder.decode(Buffer.from(wire, 'base64'));
     const payer = getTokenPayerFromTransaction(tx);
     const sig = payer ? (tx.signatures as Record<string, Uint8Array | null>)[payer] : null;
     if (!payer || !sig) return null;
@@ -782,13 +798,14 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     }
     if (p.transaction && options.transactionStatus) {
       // By transaction hash: what the chain says is what happened.
-      const status = await options.transactionStatus(p.key.network, p.transaction).catch(() => 'unknown' as const);
+      const status = await options.transactionStatus(p.key.network, p.transaction, payment.payload).catch(() => 'unknown' as const);
       if (status === 'success') {
         await finishSettled(p, { success: true, transaction: p.transaction, network: p.key.network as SettleResponse['network'], payer: p.key.payer }, true);
         return 'settled';
       }
-      if (status === 'reverted') {
-        await finishFailed(p, { reason: 'transaction_reverted', detail: `transaction_reverted: ${p.transaction}` });
+      if (status === 'reverted' || status === 'expired') {
+        const reason = status === 'reverted' ? 'transaction_reverted' : 'transaction_expired';
+        await finishFailed(p, { reason, detail: `${reason}: ${p.transaction}` });
         return 'failed';
       }
       return 'pending';

@@ -9,12 +9,16 @@ import type { FacilitatorSvmSigner } from '@x402/svm';
 import type { PaymentConfig } from './config.js';
 import { createPaymentGate, type PaymentGate, type PaymentStore, type TransactionStatusCheck } from './gate.js';
 import { createLocalFacilitator, createViemFacilitatorSigner, type LocalFacilitator } from './local-facilitator.js';
+import { createSvmFacilitatorSigner, readSvmKeyFile, type SvmSettlementSigner } from './svm-signer.js';
+import { ConfigError } from '../config-values.js';
 
 export * from './config.js';
 export * from './gate.js';
 export * from './transport.js';
 export { createLocalFacilitator, createViemFacilitatorSigner, registerFacilitatorRoutes, createFacilitatorServer, withSerialSubmissions } from './local-facilitator.js';
 export type { LocalFacilitator, LocalFacilitatorOptions, FacilitatorRoutesOptions, TransactionStatus } from './local-facilitator.js';
+export { createSvmFacilitatorSigner, readSvmKeyFile, svmAddressOf } from './svm-signer.js';
+export type { SvmFacilitatorSignerOptions, SvmSettlementSigner, SvmTransactionStatus } from './svm-signer.js';
 
 export interface PaymentsOptions {
   config: PaymentConfig;
@@ -22,8 +26,8 @@ export interface PaymentsOptions {
   serviceName?: string;
   /** Override the local facilitator's EVM signer (tests, or a custom wallet). */
   evmSigner?: FacilitatorEvmSigner;
-  /** Give the local facilitator a Solana fee payer. */
-  svmSigner?: FacilitatorSvmSigner;
+  /** Override the local facilitator's Solana fee-payer signer (tests, or a custom wallet). */
+  svmSigner?: FacilitatorSvmSigner | SvmSettlementSigner;
   /** Use this facilitator client instead of the configured one. */
   facilitator?: FacilitatorClient;
   /** Reads settlement transactions from the chain (default: the built-in facilitator's, when it is the one used). */
@@ -57,11 +61,13 @@ export function createPayments(options: PaymentsOptions): Payments | null {
     } else {
       const f = config.facilitator;
       const evmSigner =
-        options.evmSigner ?? (f.evmRpcUrl && f.evmPrivateKey ? createViemFacilitatorSigner({ rpcUrl: f.evmRpcUrl, privateKey: f.evmPrivateKey }) : undefined);
+        options.evmSigner ??
+        (f.evmRpcUrl && f.evmPrivateKey ? createViemFacilitatorSigner({ rpcUrl: f.evmRpcUrl, privateKey: f.evmPrivateKey, confirmationTimeoutMs: f.confirmationTimeoutMs }) : undefined);
+      const svmSigner = options.svmSigner ?? (f.svmRpcUrl && f.svmKeyFile ? svmSignerFrom(f.svmRpcUrl, f.svmKeyFile, f.confirmationTimeoutMs) : undefined);
       localFacilitator = createLocalFacilitator({
         evmSigner,
         evmNetworks: config.networks.filter((n) => n.family === 'evm').map((n) => n.network),
-        svmSigner: options.svmSigner,
+        svmSigner,
         svmNetworks: config.networks.filter((n) => n.family === 'svm').map((n) => n.network),
       });
       facilitator = localFacilitator;
@@ -74,7 +80,18 @@ export function createPayments(options: PaymentsOptions): Payments | null {
     serviceName: options.serviceName,
     now: options.now,
     log: options.log,
-    transactionStatus: options.transactionStatus ?? (localFacilitator ? (network, tx) => localFacilitator!.transactionStatus(network, tx) : undefined),
+    transactionStatus: options.transactionStatus ?? (localFacilitator ? (network, tx, payment) => localFacilitator!.transactionStatus(network, tx, payment) : undefined),
   });
   return { gate, localFacilitator };
+}
+
+/** The configured Solana fee payer on its RPC; a key file that cannot be used stops the start, naming the setting. */
+function svmSignerFrom(rpcUrl: string, keyFile: string, confirmationTimeoutMs: number): SvmSettlementSigner {
+  let key;
+  try {
+    key = readSvmKeyFile(keyFile);
+  } catch (e) {
+    throw new ConfigError('X402_LOCAL_SVM_KEY_FILE', e instanceof Error ? e.message : 'unreadable');
+  }
+  return createSvmFacilitatorSigner({ rpcUrl, key, confirmationTimeoutMs });
 }

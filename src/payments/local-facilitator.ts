@@ -29,13 +29,17 @@ import { createPublicClient, createWalletClient, http, publicActions } from 'vie
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Network } from './config.js';
 import { facilitatorDetail, publicSettleResponse, publicVerifyResponse } from './facilitator-errors.js';
+import type { SvmSettlementSigner } from './svm-signer.js';
 
 export interface LocalFacilitatorOptions {
   /** Signer that reads the chain, checks signatures and submits settlements. */
   evmSigner?: FacilitatorEvmSigner;
   evmNetworks?: Network[];
-  /** Optional Solana fee-payer signer (settles through its own RPC). */
-  svmSigner?: FacilitatorSvmSigner;
+  /**
+   * Solana fee-payer signer (settles through its own RPC). One that can also read a transaction's
+   * outcome (createSvmFacilitatorSigner's) lets pending Solana settlements be reconciled.
+   */
+  svmSigner?: FacilitatorSvmSigner | SvmSettlementSigner;
   svmNetworks?: Network[];
 }
 
@@ -44,12 +48,14 @@ export interface LocalFacilitator extends FacilitatorClient {
   readonly facilitator: x402Facilitator;
   /**
    * What the chain says about a settlement transaction: mined and succeeded,
-   * mined and reverted, or not known yet (not mined, or the node does not answer).
+   * mined and reverted, expired (a Solana transaction past its blockhash that
+   * never landed), or not known yet (not mined, or the node does not answer).
+   * `payment` is the buyer's payload (on Solana, its transaction's blockhash).
    */
-  transactionStatus(network: string, transaction: string): Promise<TransactionStatus>;
+  transactionStatus(network: string, transaction: string, payment?: PaymentPayload): Promise<TransactionStatus>;
 }
 
-export type TransactionStatus = 'success' | 'reverted' | 'unknown';
+export type TransactionStatus = 'success' | 'reverted' | 'expired' | 'unknown';
 
 /** How long a status check waits for a receipt before answering `unknown`. */
 const STATUS_CHECK_MS = 2_000;
@@ -116,9 +122,14 @@ export function createLocalFacilitator(options: LocalFacilitatorOptions): LocalF
     verify: (payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> => facilitator.verify(payload, requirements),
     settle: (payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> => facilitator.settle(payload, requirements),
     getSupported: async (): Promise<SupportedResponse> => facilitator.getSupported() as SupportedResponse,
-    async transactionStatus(network: string, transaction: string): Promise<TransactionStatus> {
-      if (!evmSigner || !(options.evmNetworks ?? []).includes(network as Network)) return 'unknown';
-      return receiptStatus(evmSigner, transaction);
+    async transactionStatus(network: string, transaction: string, payment?: PaymentPayload): Promise<TransactionStatus> {
+      if (evmSigner && (options.evmNetworks ?? []).includes(network as Network)) return receiptStatus(evmSigner, transaction);
+      const svm = options.svmSigner;
+      if (svm && 'transactionStatus' in svm && (options.svmNetworks ?? []).includes(network as Network)) {
+        const wire = (payment?.payload as { transaction?: unknown } | undefined)?.transaction;
+        return svm.transactionStatus(transaction, typeof wire === 'string' ? wire : null);
+      }
+      return 'unknown';
     },
   };
 }

@@ -1,0 +1,195 @@
+/**
+ * @module The built-in facilitator's Solana side: a fee-payer key (read from a
+ * file, never logged) and the official `toFacilitatorSvmSigner` over the
+ * operator's JSON-RPC endpoint (X402_LOCAL_SVM_RPC_URL), with two changes the
+ * money rules need:
+ *
+ * - the wait for confirmation is bounded (`confirmationTimeoutMs`), so a
+ *   transaction not confirmed in time is reported `settlement_pending` with its
+ *   signature instead of holding the buyer's request;
+ * - a send whose answer is lost (a connection error, not an RPC error) may still
+ *   reach the cluster, so it reports the transaction's own signature (the fee
+ *   payer's, known before sending) and leaves the outcome to confirmation.
+ *
+ * `transactionStatus` settles an unknown outcome by signature: confirmed (or
+ * failed) on chain; or expired — its blockhash no longer valid and still no
+ * status, so it can never land and the payment is void.
+ */
+import { createPrivateKey, createPublicKey, sign as ed25519Sign, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { address, createSolanaRpc, getBase58Decoder, getCompiledTransactionMessageDecoder, type Address, type SignatureBytes } from '@solana/kit';
+import { decodeTransactionFromPayload, toFacilitatorSvmSigner, TransactionOnchainFailureError, type FacilitatorSvmSigner } from '@x402/svm';
+
+/** What the chain says about a settlement transaction; `expired`: it can no longer land. */
+export type SvmTransactionStatus = 'success' | 'reverted' | 'expired' | 'unknown';
+
+/** A facilitator signer that can also tell what became of a transaction it sent. */
+export interface SvmSettlementSigner extends FacilitatorSvmSigner {
+  /**
+   * The outcome of `signature`, sent for the buyer's transaction `payerTransaction`
+   * (base64, its blockhash bounds when it can land).
+   */
+  transactionStatus(signature: string, payerTransaction: string | null): Promise<SvmTransactionStatus>;
+}
+
+export interface SvmFacilitatorSignerOptions {
+  rpcUrl: string;
+  /** The fee payer's Ed25519 private key. */
+  key: KeyObject;
+  /** Bound on each confirmation wait (default 30 s). */
+  confirmationTimeoutMs?: number;
+  /** Pause between signature-status polls while waiting (default 400 ms). */
+  pollIntervalMs?: number;
+}
+
+const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+function keyFromSeed(seed: Uint8Array): KeyObject {
+  return createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+}
+
+function rawPublicKey(key: KeyObject): Buffer {
+  const der = createPublicKey(key).export({ format: 'der', type: 'spki' });
+  return der.subarray(der.length - 32);
+}
+
+/** The base58 address of an Ed25519 key. */
+export function svmAddressOf(key: KeyObject): Address {
+  return address(getBase58Decoder().decode(rawPublicKey(key)));
+}
+
+/**
+ * Read a fee-payer key file: a Solana CLI keypair (`solana-keygen new -o`: a JSON array of
+ * 64 bytes, the seed then the public key) or an Ed25519 private key in PKCS#8 PEM. Errors
+ * name the file and the problem, never the key.
+ */
+export function readSvmKeyFile(file: string): KeyObject {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch (e) {
+    throw new Error(`cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (text.startsWith('[')) {
+    let bytes: unknown;
+    try {
+      bytes = JSON.parse(text);
+    } catch {
+      bytes = null;
+    }
+    if (!Array.isArray(bytes) || bytes.length !== 64 || !bytes.every((b) => Number.isInteger(b) && b >= 0 && b <= 255)) {
+      throw new Error(`${file} is not a Solana keypair file (a JSON array of 64 bytes)`);
+    }
+    const raw = Uint8Array.from(bytes as number[]);
+    const key = keyFromSeed(raw.subarray(0, 32));
+    if (!rawPublicKey(key).equals(Buffer.from(raw.subarray(32)))) throw new Error(`${file}: the public key does not match the private key`);
+    return key;
+  }
+  if (text.startsWith('-----BEGIN PRIVATE KEY-----')) {
+    let key: KeyObject;
+    try {
+      key = createPrivateKey({ key: text, format: 'pem' });
+    } catch {
+      throw new Error(`${file} is not a readable PKCS#8 private key`);
+    }
+    if (key.asymmetricKeyType !== 'ed25519') throw new Error(`${file} holds a ${key.asymmetricKeyType ?? 'non-Ed25519'} key; Solana keys are Ed25519`);
+    return key;
+  }
+  throw new Error(`${file} is neither a Solana keypair file (JSON array of 64 bytes) nor an Ed25519 PKCS#8 PEM key`);
+}
+
+/** The transaction's id: its first signature (the fee payer's), base58. */
+function signatureOf(wireBase64: string): string | null {
+  const tx = decodeTransactionFromPayload({ transaction: wireBase64 });
+  const first = Object.values(tx.signatures)[0];
+  return first ? getBase58Decoder().decode(first) : null;
+}
+
+function blockhashOf(wireBase64: string): string | null {
+  try {
+    const tx = decodeTransactionFromPayload({ transaction: wireBase64 });
+    return getCompiledTransactionMessageDecoder().decode(tx.messageBytes).lifetimeToken;
+  } catch {
+    return null;
+  }
+}
+
+/** An RPC answer (the node spoke): a refusal is definite. No answer (connection, timeout): unknown. */
+function isRpcAnswer(e: unknown): boolean {
+  let cur: unknown = e;
+  for (let i = 0; i < 5 && cur; i++) {
+    const c = cur as { name?: unknown; context?: { __code?: unknown; statusCode?: unknown }; cause?: unknown };
+    // Kit's JSON-RPC errors carry the server's code in `context.__code`; HTTP errors a status code.
+    if (c.context && (typeof c.context.__code === 'number' || typeof c.context.statusCode === 'number')) return true;
+    cur = c.cause;
+  }
+  return false;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The built-in facilitator's Solana signer on `rpcUrl`, paying fees from `key`. */
+export function createSvmFacilitatorSigner(options: SvmFacilitatorSignerOptions): SvmSettlementSigner {
+  const rpc = createSolanaRpc(options.rpcUrl);
+  const feePayer = svmAddressOf(options.key);
+  const key = options.key;
+  const timeoutMs = options.confirmationTimeoutMs ?? 30_000;
+  const pollMs = options.pollIntervalMs ?? 400;
+  const keySigner = {
+    address: feePayer,
+    // Ed25519 in node:crypto; the key never leaves this closure.
+    signMessages: async (messages: readonly { content: Uint8Array }[]) =>
+      messages.map((m) => Object.freeze({ [feePayer]: ed25519Sign(null, m.content, key) as unknown as SignatureBytes })),
+    signTransactions: async () => {
+      throw new Error('the fee payer signs messages only');
+    },
+  };
+  // One RPC for every Solana network it is registered for (the map's '*' entry: a kit RPC is a proxy,
+  // which the signer's own single-RPC detection does not recognise).
+  const base = toFacilitatorSvmSigner(keySigner as unknown as Parameters<typeof toFacilitatorSvmSigner>[0], { '*': rpc } as unknown as Parameters<typeof toFacilitatorSvmSigner>[1]);
+
+  async function signatureStatus(signature: string): Promise<'success' | 'reverted' | null> {
+    const { value } = await rpc.getSignatureStatuses([signature as never], { searchTransactionHistory: true }).send();
+    const entry = value[0];
+    if (!entry || (entry.confirmationStatus !== 'confirmed' && entry.confirmationStatus !== 'finalized')) return null;
+    return entry.err ? 'reverted' : 'success';
+  }
+
+  return {
+    ...base,
+    async sendTransaction(transaction, network) {
+      try {
+        return await base.sendTransaction(transaction, network);
+      } catch (e) {
+        if (isRpcAnswer(e)) throw e;
+        // No answer: it may have reached the cluster; its signature is known, confirmation decides.
+        const signature = signatureOf(transaction);
+        if (!signature) throw e;
+        return signature;
+      }
+    },
+    async confirmTransaction(signature) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const status = await signatureStatus(signature).catch(() => null);
+        if (status === 'success') return;
+        if (status === 'reverted') throw new TransactionOnchainFailureError(`transaction ${signature} failed on chain`);
+        if (Date.now() + pollMs > deadline) throw new Error(`transaction ${signature} not confirmed within ${timeoutMs} ms`);
+        await sleep(pollMs);
+      }
+    },
+    async transactionStatus(signature, payerTransaction) {
+      try {
+        const blockhash = payerTransaction ? blockhashOf(payerTransaction) : null;
+        // The blockhash first: once it is invalid the transaction cannot land any more, so a missing
+        // status read after that is final.
+        const valid = blockhash ? (await rpc.isBlockhashValid(blockhash as never, { commitment: 'processed' }).send()).value : true;
+        const status = await signatureStatus(signature);
+        if (status) return status;
+        return valid ? 'unknown' : 'expired';
+      } catch {
+        return 'unknown';
+      }
+    },
+  };
+}
