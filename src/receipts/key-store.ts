@@ -20,22 +20,13 @@ import { ApiError } from '../errors.js';
 import { PUBLIC_KEY_ENCODING, rawPublicKeyBase64 } from './ed25519.js';
 import { makeSigner, type KeyRing, type PublicKeyInfo, type SigningKey } from './key-ring.js';
 import { parseRfc3339, rfc3339Seconds } from './time.js';
+import type { SigningKeyRecord } from '../store/store.js';
 
-/** The store rows this module reads and writes (the Store interface implements it). */
-export interface SigningKeyRecordLike {
-  keyVersion: string;
-  publicKey: string;
-  status: 'active' | 'retired';
-  notBefore: string;
-  notAfter: string | null;
-  createdAt: string;
-  privateKey: string | null;
-}
-
+/** The store methods this module reads and writes the key rows with (the Store interface implements them). */
 export interface KeyStateStore {
-  signingKeys(): Promise<SigningKeyRecordLike[]>;
-  recordSigningKeys(keys: SigningKeyRecordLike[]): Promise<void>;
-  addSigningKey(key: SigningKeyRecordLike, options?: { onlyIfEmpty?: boolean }): Promise<boolean>;
+  signingKeys(): Promise<SigningKeyRecord[]>;
+  recordSigningKeys(keys: SigningKeyRecord[]): Promise<void>;
+  addSigningKey(key: SigningKeyRecord, options?: { onlyIfEmpty?: boolean }): Promise<boolean>;
 }
 
 /** How far ahead of the rotation the new key's window starts (all instances switch at that instant). */
@@ -86,7 +77,7 @@ export function decryptPrivateKey(envelope: string, keyVersion: string, kek: Buf
 }
 
 /** A fresh key row (private key encrypted) with its window starting at `notBefore`. */
-function newKeyRecord(notBefore: Date, kek: Buffer, createdAt: Date = new Date()): SigningKeyRecordLike {
+function newKeyRecord(notBefore: Date, kek: Buffer, createdAt: Date = new Date()): SigningKeyRecord {
   const { privateKey } = generateKeyPairSync('ed25519');
   const day = notBefore.toISOString().slice(0, 10).replace(/-/g, '');
   const keyVersion = `k-${day}-${randomBytes(6).toString('hex')}`;
@@ -115,10 +106,11 @@ export async function rotateDatabaseKeys(
   await store.addSigningKey(row);
   const wait = start.getTime() - clock().getTime();
   if (wait > 0) await (options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))))(wait);
-  return toInfo(row);
+  return publicKeyInfo(row);
 }
 
-function toInfo(r: SigningKeyRecordLike): PublicKeyInfo {
+/** The public key state of a key row, as the key ring and the agent card list it. */
+export function publicKeyInfo(r: SigningKeyRecord): PublicKeyInfo {
   return {
     keyVersion: r.keyVersion,
     algorithm: 'Ed25519',
@@ -149,7 +141,7 @@ export interface DatabaseKeyRing extends KeyRing {
 }
 
 interface Loaded {
-  row: SigningKeyRecordLike;
+  row: SigningKeyRecord;
   info: PublicKeyInfo;
   from: number;
   until: number;
@@ -170,7 +162,7 @@ export async function createDatabaseKeyRing(options: DatabaseKeyRingOptions): Pr
   let timer: NodeJS.Timeout | null = null;
   let closed = false;
 
-  function load(rows: SigningKeyRecordLike[]): Loaded[] {
+  function load(rows: SigningKeyRecord[]): Loaded[] {
     return rows.map((row) => {
       let key = decrypted.get(row.keyVersion);
       let error: string | null = null;
@@ -188,7 +180,7 @@ export async function createDatabaseKeyRing(options: DatabaseKeyRingOptions): Pr
       }
       return {
         row,
-        info: toInfo(row),
+        info: publicKeyInfo(row),
         from: parseRfc3339(row.notBefore) ?? Infinity,
         until: row.notAfter === null ? Infinity : (parseRfc3339(row.notAfter) ?? -Infinity),
         signer: key ? makeSigner(row.keyVersion, key) : null,

@@ -15,7 +15,7 @@
  */
 import path from 'node:path';
 import { createKeyRing, type KeyRing, type PublicKeyInfo } from '../receipts/key-ring.js';
-import { createDatabaseKeyRing } from '../receipts/key-store.js';
+import { createDatabaseKeyRing, publicKeyInfo } from '../receipts/key-store.js';
 import type { SigningKeyRecord, Store } from '../store/store.js';
 
 export interface SigningKeysOptions {
@@ -46,18 +46,6 @@ function toRecord(k: PublicKeyInfo): SigningKeyRecord {
     notAfter: k.notAfter,
     createdAt: new Date(Date.parse(k.notBefore)).toISOString(),
     privateKey: null,
-  };
-}
-
-function fromRecord(r: SigningKeyRecord): PublicKeyInfo {
-  return {
-    keyVersion: r.keyVersion,
-    algorithm: 'Ed25519',
-    publicKey: r.publicKey,
-    publicKeyEncoding: 'base64 of the raw 32-byte Ed25519 public key',
-    status: r.status,
-    notBefore: r.notBefore,
-    notAfter: r.notAfter,
   };
 }
 
@@ -131,7 +119,7 @@ export async function openSigningKeys(options: SigningKeysOptions): Promise<Sign
     keyRing: ring,
     cardKeys() {
       const byVersion = new Map<string, PublicKeyInfo>();
-      for (const r of recorded) byVersion.set(r.keyVersion, fromRecord(r));
+      for (const r of recorded) byVersion.set(r.keyVersion, publicKeyInfo(r));
       // The ring's own view is the freshest (a retirement may not be recorded yet).
       for (const k of ring.list()) byVersion.set(k.keyVersion, k);
       return [...byVersion.values()].sort((a, b) => (a.notBefore < b.notBefore ? -1 : a.notBefore > b.notBefore ? 1 : a.keyVersion < b.keyVersion ? -1 : 1));
