@@ -4,7 +4,9 @@
  * in a CI script fails with a fix instead of parser jargon.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { ConfigError } from '../config-values.js';
 import { editDistance } from '../core/schema/unknown.js';
+import type { CliIO } from './io.js';
 
 /** A wrong invocation: the command prints the message and its usage, and exits 2. */
 export class UsageError extends Error {
@@ -54,6 +56,45 @@ export function parseCommandArgs<O extends Options>(argv: string[], options: O):
     return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (e) {
     throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
+}
+
+/** The one positional argument of a command: a UsageError when it is missing (`missing <what>`) or followed by another. */
+export function onePositional(positionals: readonly string[], what: string): string {
+  if (positionals.length === 0) throw new UsageError(`missing ${what}`);
+  if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
+  return positionals[0];
+}
+
+/**
+ * A command's options from `parse` (which throws UsageError for a wrong invocation), or the exit
+ * code where the command ends: 0 once `usage` is printed for --help, 2 once a UsageError is
+ * printed with `usage` after it.
+ */
+export function optionsOrExit<T extends { help: boolean }>(io: CliIO, command: string, usage: string, parse: () => T): T | number {
+  let options: T;
+  try {
+    options = parse();
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    io.stderr(`aov ${command}: ${e.message}\n\n${usage}`);
+    return 2;
+  }
+  if (options.help) {
+    io.stdout(usage);
+    return 0;
+  }
+  return options;
+}
+
+/** The configuration `load` reads, or exit code 2 once its ConfigError is printed. */
+export function configOrExit<C extends object>(io: CliIO, command: string, load: () => C): C | number {
+  try {
+    return load();
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    io.stderr(`aov ${command}: invalid configuration: ${e.message}\n`);
+    return 2;
   }
 }
 

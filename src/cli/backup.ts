@@ -5,8 +5,8 @@
  * itself). PostgreSQL deployments use PostgreSQL's own tools (docs/operations.md).
  */
 import type { CliIO } from './io.js';
-import { parseCommandArgs } from './args.js';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { configOrExit, optionsOrExit, parseCommandArgs } from './args.js';
+import { loadConfig, type Config } from '../config.js';
 import { BackupError, backupDataDir, restoreDataDir } from '../store/sqlite-backup.js';
 import { auditStore } from './log.js';
 
@@ -42,29 +42,17 @@ const OPTIONS = {
 type Parsed = { positionals: string[]; values: { 'data-dir'?: string; force?: boolean; checkpoint?: string; json?: boolean; help?: boolean }; config: Config };
 
 function parse(argv: string[], io: CliIO, command: string, help: string): Parsed | number {
-  let parsed;
-  try {
-    parsed = parseCommandArgs(argv, OPTIONS);
-  } catch (e) {
-    io.stderr(`aov ${command}: ${(e as Error).message}\n\n${help}`);
-    return 2;
-  }
-  if (parsed.values.help) {
-    io.stdout(help);
-    return 0;
-  }
+  const parsed = optionsOrExit(io, command, help, () => {
+    const { values, positionals } = parseCommandArgs(argv, OPTIONS);
+    return { values, positionals, help: values.help === true };
+  });
+  if (typeof parsed === 'number') return parsed;
   if (parsed.positionals.length !== 1) {
     io.stderr(help);
     return 2;
   }
-  let config: Config;
-  try {
-    config = loadConfig(undefined, { 'data-dir': parsed.values['data-dir'] });
-  } catch (e) {
-    if (!(e instanceof ConfigError)) throw e;
-    io.stderr(`aov ${command}: invalid configuration: ${e.message}\n`);
-    return 2;
-  }
+  const config = configOrExit(io, command, () => loadConfig(undefined, { 'data-dir': parsed.values['data-dir'] }));
+  if (typeof config === 'number') return config;
   if (config.databaseUrl) {
     io.stderr(`aov ${command}: DATABASE_URL is set: back up PostgreSQL with pg_dump or point-in-time recovery (docs/operations.md)\n`);
     return 2;

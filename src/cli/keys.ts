@@ -10,7 +10,7 @@
  */
 import path from 'node:path';
 import type { CliIO } from './io.js';
-import { didYouMean, parseCommandArgs, UsageError } from './args.js';
+import { didYouMean, onePositional, parseCommandArgs, UsageError } from './args.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createKeyRing } from '../receipts/key-ring.js';
 import { createDatabaseKeyRing, rotateDatabaseKeys } from '../receipts/key-store.js';
@@ -46,9 +46,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       io.stdout(USAGE);
       return 0;
     }
-    if (positionals.length === 0) throw new UsageError('missing action');
-    if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
-    action = positionals[0];
+    action = onePositional(positionals, 'action');
     if (!ACTIONS.includes(action)) {
       const guess = didYouMean(action, ACTIONS);
       throw new UsageError(`unknown action '${action}'${guess ? ` — did you mean '${guess}'?` : ''}`);

@@ -6,7 +6,7 @@
  * usage error.
  */
 import type { CliIO } from './io.js';
-import { didYouMean, lineColumn, parseCommandArgs, UsageError } from './args.js';
+import { didYouMean, lineColumn, onePositional, parseCommandArgs, UsageError } from './args.js';
 import { ReceiptKeyError, verifyReceipt, type ReceiptKeys } from '../receipts/verify-receipt.js';
 
 const USAGE = `usage: aov receipt verify RECEIPT.json (--public-key BASE64 | --agent-card FILE|URL)
@@ -72,9 +72,7 @@ export async function run(argv: string[], io: CliIO, options: ReceiptCliOptions 
       io.stdout(USAGE);
       return 0;
     }
-    if (positionals.length === 0) throw new UsageError('missing RECEIPT.json');
-    if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
-    const receiptFile = positionals[0];
+    const receiptFile = onePositional(positionals, 'RECEIPT.json');
     const card = values['agent-card'];
     const publicKey = values['public-key'];
     if ((card === undefined) === (publicKey === undefined)) throw new UsageError('give exactly one of --public-key or --agent-card');

@@ -9,8 +9,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import type { CliIO } from './io.js';
-import { parseCommandArgs, UsageError } from './args.js';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { configOrExit, optionsOrExit, parseCommandArgs, UsageError } from './args.js';
+import { loadConfig } from '../config.js';
 import { isApiError } from '../errors.js';
 import { parseVerificationRequest } from '../core/request.js';
 import type { VerificationResponse } from '../core/response.js';
@@ -78,27 +78,11 @@ function recordLine(r: RepairRecord): string {
 }
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
-  let opts: RepairCliOptions;
-  try {
-    opts = parseRepairArgs(argv);
-  } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
-    io.stderr(`aov repair: ${e.message}\n\n${REPAIR_USAGE}`);
-    return 2;
-  }
-  if (opts.help) {
-    io.stdout(REPAIR_USAGE);
-    return 0;
-  }
-  let config: Config;
-  try {
-    // The server's configuration: MAX_JSON_DEPTH, LIST_CAP, and BODY_LIMIT_BYTES, which no repaired request may exceed.
-    config = loadConfig();
-  } catch (e) {
-    if (!(e instanceof ConfigError)) throw e;
-    io.stderr(`aov repair: invalid configuration: ${e.message}\n`);
-    return 2;
-  }
+  const opts = optionsOrExit(io, 'repair', REPAIR_USAGE, () => parseRepairArgs(argv));
+  if (typeof opts === 'number') return opts;
+  // The server's configuration: MAX_JSON_DEPTH, LIST_CAP, and BODY_LIMIT_BYTES, which no repaired request may exceed.
+  const config = configOrExit(io, 'repair', () => loadConfig());
+  if (typeof config === 'number') return config;
 
   const issuer = createIssuer(config);
   let before: Shown;

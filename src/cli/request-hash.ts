@@ -4,7 +4,7 @@
  * exact RFC 8785 text it is the SHA-256 of. `-` reads standard input.
  */
 import type { CliIO } from './io.js';
-import { parseCommandArgs, UsageError } from './args.js';
+import { onePositional, parseCommandArgs, UsageError } from './args.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { isApiError } from '../errors.js';
 import { canonicalRequest, computeHashes } from '../receipts/hashes.js';
@@ -29,10 +29,9 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       io.stdout(USAGE);
       return 0;
     }
-    if (positionals.length === 0) throw new UsageError('missing REQUEST.json');
-    if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
+    const file = onePositional(positionals, 'REQUEST.json');
     const { maxJsonDepth } = loadConfig();
-    const parsed = loadRequestFile(positionals[0], io, maxJsonDepth);
+    const parsed = loadRequestFile(file, io, maxJsonDepth);
     io.stdout(`${values.canonical ? canonicalRequest(parsed.request) : computeHashes(parsed).request_hash}\n`);
     return 0;
   } catch (e) {

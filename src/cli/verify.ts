@@ -15,8 +15,8 @@ import { newVerificationId } from '../receipts/verification-id.js';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { CliIO } from './io.js';
-import { lineColumn, parseCommandArgs, UsageError } from './args.js';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { configOrExit, lineColumn, optionsOrExit, parseCommandArgs, UsageError } from './args.js';
+import { loadConfig, type Config } from '../config.js';
 import { invalidRequest, isApiError, type ErrorBody } from '../errors.js';
 import type { Detail, ParsedRequest } from '../core/types.js';
 import { parseVerificationRequest } from '../core/request.js';
@@ -292,29 +292,15 @@ function textLine(o: Outcome): string {
 }
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
-  let opts: VerifyCliOptions;
-  try {
-    opts = parseVerifyArgs(argv);
-  } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
-    io.stderr(`aov verify: ${e.message}\n\n${VERIFY_USAGE}`);
-    return 2;
-  }
-  if (opts.help) {
-    io.stdout(VERIFY_USAGE);
-    return 0;
-  }
+  const opts = optionsOrExit(io, 'verify', VERIFY_USAGE, () => parseVerifyArgs(argv));
+  if (typeof opts === 'number') return opts;
 
-  let config: Config;
-  try {
-    // The same configuration as the server: DATA_DIR, PUBLIC_BASE_URL, SERVICE_NAME, MAX_JSON_DEPTH, LIST_CAP.
-    config = loadConfig(undefined, { 'data-dir': opts.dataDir, 'public-base-url': opts.baseUrl });
-    if (opts.serviceName !== undefined) config = { ...config, serviceName: opts.serviceName };
-  } catch (e) {
-    if (!(e instanceof ConfigError)) throw e;
-    io.stderr(`aov verify: invalid configuration: ${e.message}\n`);
-    return 2;
-  }
+  // The same configuration as the server: DATA_DIR, PUBLIC_BASE_URL, SERVICE_NAME, MAX_JSON_DEPTH, LIST_CAP.
+  const config = configOrExit(io, 'verify', () => {
+    const loaded = loadConfig(undefined, { 'data-dir': opts.dataDir, 'public-base-url': opts.baseUrl });
+    return opts.serviceName === undefined ? loaded : { ...loaded, serviceName: opts.serviceName };
+  });
+  if (typeof config === 'number') return config;
 
   try {
     const byRequest = opts.requestFiles.length > 0;
