@@ -246,29 +246,36 @@ export async function treeRoot(size: number, read: NodeReader): Promise<Hash> {
   return rootFromFrontier(ids.length > 0 ? await read(ids) : []);
 }
 
-/** RFC 9162 §2.1.3.2: does `proof` show that `leaf` is at `index` in the tree of `size` with `root`? */
-export function verifyInclusion(index: number, size: number, leaf: Uint8Array, proof: readonly Uint8Array[], root: Uint8Array): boolean {
-  if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) return false;
-  let fn = index;
-  let sn = size - 1;
-  let r: Buffer = Buffer.from(leaf);
-  for (const p of proof) {
+/**
+ * The walk up the tree that RFC 9162's inclusion (§2.1.3.2) and consistency (§2.1.4.2) checks
+ * share: from node `fn` of a tree whose last node is `sn`, one proof hash per level, `left(c)` where
+ * `c` is a left sibling (hashed before the running value) and `right(c)` where it is a right one.
+ * True when the proof ends at the root (sn = 0), false when it is longer or shorter than the path.
+ */
+function walkProof(fn: number, sn: number, proof: readonly Uint8Array[], left: (c: Uint8Array) => void, right: (c: Uint8Array) => void): boolean {
+  for (const c of proof) {
     if (sn === 0) return false;
     if (fn % 2 === 1 || fn === sn) {
-      r = nodeHash(p, r);
-      if (fn % 2 === 0) {
-        while (fn % 2 === 0 && fn !== 0) {
-          fn = Math.floor(fn / 2);
-          sn = Math.floor(sn / 2);
-        }
+      left(c);
+      while (fn % 2 === 0 && fn !== 0) {
+        fn = Math.floor(fn / 2);
+        sn = Math.floor(sn / 2);
       }
     } else {
-      r = nodeHash(r, p);
+      right(c);
     }
     fn = Math.floor(fn / 2);
     sn = Math.floor(sn / 2);
   }
-  return sn === 0 && r.equals(Buffer.from(root));
+  return sn === 0;
+}
+
+/** RFC 9162 §2.1.3.2: does `proof` show that `leaf` is at `index` in the tree of `size` with `root`? */
+export function verifyInclusion(index: number, size: number, leaf: Uint8Array, proof: readonly Uint8Array[], root: Uint8Array): boolean {
+  if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) return false;
+  let r: Buffer = Buffer.from(leaf);
+  const ended = walkProof(index, size - 1, proof, (c) => (r = nodeHash(c, r)), (c) => (r = nodeHash(r, c)));
+  return ended && r.equals(Buffer.from(root));
 }
 
 /** RFC 9162 §2.1.4.2: does `proof` show the tree of size `m` (root `first`) is a prefix of the one of size `n` (root `second`)? */
@@ -290,24 +297,12 @@ export function verifyConsistency(m: number, n: number, proof: readonly Uint8Arr
   }
   let fr = path[0] as Buffer;
   let sr = path[0] as Buffer;
-  for (const c of path.slice(1)) {
-    if (sn === 0) return false;
-    if (fn % 2 === 1 || fn === sn) {
-      fr = nodeHash(c, fr);
-      sr = nodeHash(c, sr);
-      if (fn % 2 === 0) {
-        while (fn % 2 === 0 && fn !== 0) {
-          fn = Math.floor(fn / 2);
-          sn = Math.floor(sn / 2);
-        }
-      }
-    } else {
-      sr = nodeHash(sr, c);
-    }
-    fn = Math.floor(fn / 2);
-    sn = Math.floor(sn / 2);
-  }
-  return fr.equals(a) && sr.equals(b) && sn === 0;
+  const bothTrees = (c: Uint8Array) => {
+    fr = nodeHash(c, fr);
+    sr = nodeHash(c, sr);
+  };
+  const ended = walkProof(fn, sn, path.slice(1), bothTrees, (c) => (sr = nodeHash(sr, c)));
+  return ended && fr.equals(a) && sr.equals(b);
 }
 
 function isPowerOfTwo(x: number): boolean {
