@@ -285,6 +285,15 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
     return unexpected();
   };
 
+  /** After an element or a member: past a `,` (true: another follows) or past `close` (false: the container ends). */
+  const another = (close: number): boolean => {
+    if (text.charCodeAt(pos) <= 0x20) skipWs();
+    const c = text.charCodeAt(pos);
+    if (c !== 0x2c && c !== close) unexpected();
+    pos++;
+    return c === 0x2c;
+  };
+
   const parseArray = (depth: number): Json[] => {
     if (depth > maxDepth) fail('too_deep', `nesting is deeper than ${maxDepth} levels`);
     pos++;
@@ -299,17 +308,7 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
     for (let i = 0; ; i++) {
       path[at] = i;
       arr.push(parseValue(depth));
-      if (text.charCodeAt(pos) <= 0x20) skipWs();
-      const c = text.charCodeAt(pos);
-      if (c === 0x2c) {
-        pos++;
-        continue;
-      }
-      if (c === 0x5d) {
-        pos++;
-        break;
-      }
-      return unexpected();
+      if (!another(0x5d)) break;
     }
     path.pop();
     return arr;
@@ -347,17 +346,7 @@ export function parseStrictJson(input: string | Uint8Array, options: StrictJsonO
       } else {
         obj[key] = value;
       }
-      if (text.charCodeAt(pos) <= 0x20) skipWs();
-      const c = text.charCodeAt(pos);
-      if (c === 0x2c) {
-        pos++;
-        continue;
-      }
-      if (c === 0x7d) {
-        pos++;
-        break;
-      }
-      return unexpected();
+      if (!another(0x7d)) break;
     }
     path.pop();
     return obj;
