@@ -24,6 +24,7 @@ import { createAllowancePolicy, createPipeline, type AdmissionPolicy, type Pipel
 import { createVerifierService } from './service/verifier-service.js';
 import type { VerifierService } from './service/types.js';
 import { openStore } from './store/index.js';
+import type { Erc8004Mode } from './erc8004/index.js';
 import type { Payments, PaymentsOptions } from './payments/index.js';
 import type { PaymentEncoding } from './payments/transport.js';
 import type { Store } from './store/store.js';
@@ -212,6 +213,24 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         plugins.push(async (scope) => registerFacilitatorRoutes(scope, local, { prefix: '/facilitator', token: facilitatorToken }));
       }
     }
+    // ERC-8004 validator mode (off by default): answers validation requests addressed to it from its receipts.
+    let erc8004: Erc8004Mode | null = null;
+    if (config.erc8004.enabled) {
+      if (!store.erc8004) throw new Error('ERC8004_ENABLED: this store keeps no ERC-8004 queue');
+      const { createErc8004Mode } = await import('./erc8004/index.js');
+      erc8004 = await createErc8004Mode({
+        config: config.erc8004,
+        queue: store.erc8004,
+        publicBaseUrl: config.publicBaseUrl,
+        listCap: config.listCap,
+        log: {
+          info: (obj, msg) => log.current?.info(obj, msg),
+          warn: (obj, msg) => log.current?.warn(obj, msg),
+          error: (obj, msg) => log.current?.error(obj, msg),
+        },
+      });
+      plugins.push(erc8004.routes);
+    }
     const metrics = createHttpMetrics();
     if (pool) registerRunMetrics(metrics.registry, () => pool.runs());
     registerStoreMetrics(metrics.registry, {
@@ -278,6 +297,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     reconcile();
     const reconcileTimer = payments ? setInterval(reconcile, options.reconcileIntervalMs ?? 15_000) : null;
     reconcileTimer?.unref();
+    // Requests left half-answered by a crash are taken up by the first pass (their rows are still due).
+    erc8004?.validator.start();
 
     // Allowance rows are needed for today only (and yesterday, around midnight): older ones are pruned hourly.
     const prune = () => {
@@ -303,6 +324,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         closed ??= (async () => {
           if (reconcileTimer) clearInterval(reconcileTimer);
           try {
+            await erc8004?.validator.stop();
             await server.close();
             await reconciling?.catch(() => undefined);
           } finally {

@@ -4,9 +4,10 @@
  * naming the variable (or flag), so the operator knows what to fix before any
  * request is served. `aov serve` flags override the environment.
  */
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { ConfigError, intSetting } from './config-values.js';
+import { boolSetting, ConfigError, intSetting } from './config-values.js';
 import { parsePaymentConfig } from './payments/config.js';
 import { parseKeyEncryptionKey } from './receipts/key-store.js';
 import type { PaymentConfig } from './payments/config.js';
@@ -99,6 +100,27 @@ export interface Config {
   /** Hostnames accepted in Host/Origin by the MCP endpoint (DNS-rebinding protection). */
   allowedHosts: string[];
   payments: PaymentConfig;
+  /** ERC-8004 validator mode (docs/erc8004.md); off unless ERC8004_ENABLED is set. */
+  erc8004: Erc8004Config;
+}
+
+export interface Erc8004Config {
+  enabled: boolean;
+  /** The Validation Registry (ERC8004_VALIDATION_REGISTRY), lowercase 0x address. */
+  registry: `0x${string}`;
+  /** JSON-RPC endpoint of its chain (ERC8004_RPC_URL): the only remote the validator talks to. */
+  rpcUrl: string;
+  /**
+   * The validator's private key, read from ERC8004_VALIDATOR_KEY_FILE (0x + 64 hex). Not enumerable:
+   * never printed or logged with the configuration.
+   */
+  validatorKey: `0x${string}`;
+  /** First block scanned when no scan is recorded yet (ERC8004_START_BLOCK); null: the chain head at that start. */
+  startBlock: number | null;
+  /** How often the chain is polled for requests and answers are worked on (ERC8004_POLL_MS). */
+  pollMs: number;
+  /** Blocks a request must be under before it is read (ERC8004_CONFIRMATIONS). */
+  confirmations: number;
 }
 
 /** false: X-Forwarded-For is ignored; n: the n nearest hops are proxies; list: these addresses/CIDRs are. */
@@ -290,6 +312,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
 
   // Throws ConfigError naming the X402_* variable.
   const payments = parsePaymentConfig(merged);
+  const erc8004 = erc8004Settings(get);
 
   const config: Config = {
     host,
@@ -325,9 +348,47 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     metricsToken: null,
     allowedHosts,
     payments,
+    erc8004,
   };
   // Not enumerable: the key never shows up when the configuration is printed or logged.
   Object.defineProperty(config, 'keyEncryptionKey', { value: keyEncryptionKey, enumerable: false });
   Object.defineProperty(config, 'metricsToken', { value: metricsToken, enumerable: false });
   return config;
+}
+
+/** ERC8004_*: all checked when the mode is on; ignored (and the mode off) otherwise. */
+function erc8004Settings(get: (name: string) => string | undefined): Erc8004Config {
+  const enabled = boolSetting('ERC8004_ENABLED', get('ERC8004_ENABLED'));
+  const off: Erc8004Config = { enabled: false, registry: '0x0000000000000000000000000000000000000000', rpcUrl: '', validatorKey: '0x', startBlock: null, pollMs: 2000, confirmations: 0 };
+  if (!enabled) return hideKey(off);
+  const registry = (get('ERC8004_VALIDATION_REGISTRY') ?? '').trim().toLowerCase();
+  if (!/^0x[0-9a-f]{40}$/.test(registry)) throw new ConfigError('ERC8004_VALIDATION_REGISTRY', `must be the registry's 0x address (40 hex digits), got '${registry}'`);
+  const rpcUrl = (get('ERC8004_RPC_URL') ?? '').trim();
+  try {
+    const u = new URL(rpcUrl);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+  } catch {
+    throw new ConfigError('ERC8004_RPC_URL', 'must be the http(s) URL of a JSON-RPC endpoint');
+  }
+  const keyFile = (get('ERC8004_VALIDATOR_KEY_FILE') ?? '').trim();
+  if (keyFile === '') throw new ConfigError('ERC8004_VALIDATOR_KEY_FILE', 'must name the file holding the validator key');
+  let keyText: string;
+  try {
+    keyText = readFileSync(path.resolve(keyFile), 'utf8').trim();
+  } catch (e) {
+    throw new ConfigError('ERC8004_VALIDATOR_KEY_FILE', `cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  // The message never quotes the file: it holds a secret.
+  if (!/^(0x)?[0-9a-fA-F]{64}$/.test(keyText)) throw new ConfigError('ERC8004_VALIDATOR_KEY_FILE', 'must hold one private key: 64 hex digits, 0x optional');
+  const validatorKey = `0x${keyText.replace(/^0x/, '').toLowerCase()}` as `0x${string}`;
+  const rawStart = (get('ERC8004_START_BLOCK') ?? '').trim();
+  const startBlock = rawStart === '' ? null : intSetting('ERC8004_START_BLOCK', rawStart, 0, 0, Number.MAX_SAFE_INTEGER);
+  const pollMs = intSetting('ERC8004_POLL_MS', get('ERC8004_POLL_MS'), 2000, 50, 600_000);
+  const confirmations = intSetting('ERC8004_CONFIRMATIONS', get('ERC8004_CONFIRMATIONS'), 0, 0, 1000);
+  return hideKey({ enabled, registry: registry as `0x${string}`, rpcUrl, validatorKey, startBlock, pollMs, confirmations });
+}
+
+function hideKey(c: Erc8004Config): Erc8004Config {
+  Object.defineProperty(c, 'validatorKey', { value: c.validatorKey, enumerable: false });
+  return c;
 }

@@ -48,6 +48,7 @@ import {
   type SigningKeyRow,
 } from './common.js';
 import { storeFaultReason } from './faults.js';
+import { createPostgresValidationQueue } from '../erc8004/queue-postgres.js';
 import { createPostgresLog } from './log-postgres.js';
 import { POSTGRES_MIGRATIONS, type PgMigration } from './migrations/postgres.js';
 import { createPostgresAllowanceCounter, createPostgresReceiptWriter } from './postgres-writer.js';
@@ -158,6 +159,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
   const store: PostgresStore = {
     ...createPostgresLog({ pool, q, transaction: (fn) => withTransaction(pool, fn) }),
+    erc8004: createPostgresValidationQueue({ pool, q, transaction: (fn) => withTransaction(pool, fn) }),
     schema,
     migrate,
 

@@ -42,6 +42,7 @@ import {
   type SigningKeyRow,
 } from './common.js';
 import { createSqliteLog } from './log-sqlite.js';
+import { createSqliteValidationQueue } from '../erc8004/queue-sqlite.js';
 import { SQLITE_WRITE_SQL } from './sqlite-sql.js';
 import { SQLITE_MIGRATIONS, type Migration } from './migrations/sqlite.js';
 import { StoreFaultError } from './faults.js';
@@ -196,6 +197,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
 
   const store: SqliteStore = {
     ...log,
+    erc8004: createSqliteValidationQueue(db),
 
     async migrate() {
       runMigrations(db, SQLITE_MIGRATIONS);

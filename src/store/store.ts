@@ -8,6 +8,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { CheckpointRef } from '../log/index.js';
 import type { TransparencyLogStore } from './log-store.js';
+import type { ValidationQueueStore } from '../erc8004/queue-store.js';
 
 /** One stored verification: the exact signed receipt text plus indexed columns. */
 export interface ReceiptRecord {
@@ -294,6 +295,9 @@ export interface Store extends TransparencyLogStore {
    * nothing, when the recorded key of `name` is another key or already has its private key.
    */
   sealLogNoteKey(name: string, publicKey: string, privateKey: string): Promise<boolean>;
+
+  /** The ERC-8004 validator's queue (src/erc8004/queue-store.ts); absent in stores without it. */
+  erc8004?: ValidationQueueStore;
 
   /** True when the database answers. */
   health(): Promise<boolean>;

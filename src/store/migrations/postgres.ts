@@ -226,4 +226,49 @@ export const POSTGRES_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 8,
+    name: 'erc8004 validations',
+    // See the SQLite migration of the same version. Instances share the queue: a row is claimed with FOR UPDATE SKIP
+    // LOCKED and a lease, a sender's nonce counter is one row locked while a nonce is taken.
+    sql: (s) => `
+      CREATE TABLE ${s}.erc8004_validations (
+        registry        TEXT COLLATE "C" NOT NULL,
+        request_hash    TEXT COLLATE "C" NOT NULL,
+        agent_id        TEXT NOT NULL,
+        request_block   BIGINT NOT NULL,
+        request_tx      TEXT NOT NULL,
+        state           TEXT NOT NULL CHECK (state IN ('new', 'waiting', 'queued', 'nonced', 'signed', 'confirmed', 'skipped', 'failed')),
+        reason          TEXT,
+        verification_id TEXT COLLATE "C",
+        response        INTEGER,
+        response_uri    TEXT,
+        response_hash   TEXT,
+        tag             TEXT,
+        sender          TEXT COLLATE "C",
+        nonce           BIGINT,
+        raw_tx          TEXT,
+        tx_hash         TEXT,
+        answer_block    BIGINT,
+        attempts        INTEGER NOT NULL DEFAULT 0,
+        next_attempt_ms BIGINT NOT NULL,
+        lease_owner     TEXT,
+        lease_until_ms  BIGINT NOT NULL DEFAULT 0,
+        created_at      TEXT NOT NULL,
+        updated_at      TEXT NOT NULL,
+        PRIMARY KEY (registry, request_hash)
+      );
+      CREATE INDEX erc8004_validations_work ON ${s}.erc8004_validations (state, next_attempt_ms);
+      CREATE INDEX erc8004_validations_receipt ON ${s}.erc8004_validations (verification_id);
+      CREATE UNIQUE INDEX erc8004_validations_nonce ON ${s}.erc8004_validations (sender, nonce);
+      CREATE TABLE ${s}.erc8004_senders (
+        address    TEXT COLLATE "C" PRIMARY KEY,
+        next_nonce BIGINT NOT NULL
+      );
+      CREATE TABLE ${s}.erc8004_cursors (
+        key        TEXT COLLATE "C" PRIMARY KEY,
+        next_block BIGINT NOT NULL
+      );
+    `,
+  },
 ];

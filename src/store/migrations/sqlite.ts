@@ -202,4 +202,50 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 8,
+    name: 'erc8004 validations',
+    // The ERC-8004 validator's queue (src/erc8004/queue-store.ts): one row per ValidationRequest addressed to it, the
+    // answer decided and the transaction carrying it; a nonce belongs to one row only; one nonce counter per sender
+    // address; how far each watched registry was scanned. Empty unless ERC8004_ENABLED is set.
+    sql: `
+      CREATE TABLE erc8004_validations (
+        registry        TEXT NOT NULL,
+        request_hash    TEXT NOT NULL,
+        agent_id        TEXT NOT NULL,
+        request_block   INTEGER NOT NULL,
+        request_tx      TEXT NOT NULL,
+        state           TEXT NOT NULL CHECK (state IN ('new', 'waiting', 'queued', 'nonced', 'signed', 'confirmed', 'skipped', 'failed')),
+        reason          TEXT,
+        verification_id TEXT,
+        response        INTEGER,
+        response_uri    TEXT,
+        response_hash   TEXT,
+        tag             TEXT,
+        sender          TEXT,
+        nonce           INTEGER,
+        raw_tx          TEXT,
+        tx_hash         TEXT,
+        answer_block    INTEGER,
+        attempts        INTEGER NOT NULL DEFAULT 0,
+        next_attempt_ms INTEGER NOT NULL,
+        lease_owner     TEXT,
+        lease_until_ms  INTEGER NOT NULL DEFAULT 0,
+        created_at      TEXT NOT NULL,
+        updated_at      TEXT NOT NULL,
+        PRIMARY KEY (registry, request_hash)
+      ) WITHOUT ROWID;
+      CREATE INDEX erc8004_validations_work ON erc8004_validations (state, next_attempt_ms);
+      CREATE INDEX erc8004_validations_receipt ON erc8004_validations (verification_id);
+      CREATE UNIQUE INDEX erc8004_validations_nonce ON erc8004_validations (sender, nonce);
+      CREATE TABLE erc8004_senders (
+        address    TEXT PRIMARY KEY,
+        next_nonce INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      CREATE TABLE erc8004_cursors (
+        key        TEXT PRIMARY KEY,
+        next_block INTEGER NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
