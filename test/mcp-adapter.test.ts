@@ -59,12 +59,11 @@ async function startMcpApp(extra: Partial<McpRoutesOptions> = {}, policy?: Admis
   // A REST verify route that goes through the same pipeline (and allowance), like the real one.
   instance.post('/verify/schema', async (request, reply) => {
     try {
-      const prepared = await pipeline.prepareVerification(JSON.stringify(request.body));
-      const admission = await pipeline.admit(prepared, { transport: 'rest', client: { clientKey: clientKey(request) }, resource: { url } });
-      if (!admission.admitted) return reply.code(429).send({ code: 'free_allowance_exhausted' });
-      const done = await pipeline.execute(prepared, admission, 'rest');
-      if ('admitted' in done || done.result.operation !== 'verify') throw new Error('not a receipt');
-      return reply.type('application/json').send(done.result.receipt.text);
+      const source = { operation: 'verify', source: JSON.stringify(request.body) } as const;
+      const done = await pipeline.handle(source, { transport: 'rest', client: { clientKey: clientKey(request) }, resource: { url } });
+      if (!done.admitted) return reply.code(429).send({ code: 'free_allowance_exhausted' });
+      if (done.operation !== 'verify') throw new Error('not a receipt');
+      return reply.type('application/json').send(done.text);
     } catch (err) {
       if (isApiError(err)) return reply.code(err.status).send(err.toBody());
       throw err;
@@ -378,18 +377,21 @@ describe('admission seam (as the x402 adapter uses it)', () => {
   };
   const calls: string[] = [];
   const allowance = { allowed: false, limit: 3, used: 3, remaining: 0, resetsAt: '2099-01-01T00:00:00Z', retryAfter: 60 };
+  const refused = { admitted: false, code: 'payment_required', message: 'pay', allowance, paymentRequired: PAYMENT_REQUIRED } as const;
   const policy: AdmissionPolicy = {
     probe: async () => null,
+    admitBatch: async () => refused,
     async admit(prepared, ctx) {
       calls.push(`admit:${prepared.operation}:${ctx.client.clientKey.length > 0}`);
       const payment = ctx.payment?.present ? (ctx.payment.payload as { nonce?: string }) : undefined;
-      if (!payment) return { admitted: false, code: 'payment_required', message: 'pay', allowance, paymentRequired: PAYMENT_REQUIRED };
+      if (!payment) return refused;
       return {
         admitted: true,
         paid: true,
-        allowance: null,
-        record: async () => {
+        async record(p, signer) {
+          const result = await signer.sign(p);
           calls.push('record');
+          return result;
         },
         async complete(result) {
           if (payment.nonce === 'settle-fails') {

@@ -5,7 +5,7 @@
  * allowance, then the signed result, durably stored). Payments are not taken
  * over A2A: where REST would ask for one, the endpoint refuses and says where to pay.
  */
-import { refusalError, type AdmitContext, type Pipeline, type Prepared, type Refused } from '../service/pipeline.js';
+import { refusalError, type AdmitContext, type Pipeline, type Refused, type SingleSource } from '../service/pipeline.js';
 import type { ClientContext } from '../service/types.js';
 import { A2A_PATH } from './interface.js';
 
@@ -54,27 +54,21 @@ function refusalOf(refused: Refused): Error {
   return refusal;
 }
 
-/** The backend on the admission pipeline every transport shares (transport `a2a`). */
+/** The backend on the request lifecycle every transport shares (transport `a2a`). */
 export function createPipelineBackend(options: PipelineBackendOptions): A2aBackend {
   const { pipeline } = options;
-  async function run(prepared: Prepared, client: ClientContext, description: string): Promise<string> {
+  async function answer(source: SingleSource, client: ClientContext, description: string): Promise<string> {
     const ctx: AdmitContext = {
       transport: 'a2a',
       client,
       resource: { url: `${options.baseUrl}${A2A_PATH}`, description, mimeType: 'application/json', transport: 'http', method: 'POST' },
     };
-    const admission = await pipeline.admit(prepared, ctx);
-    if (!admission.admitted) throw refusalOf(admission);
-    const done = await pipeline.execute(prepared, admission, 'a2a');
-    if ('admitted' in done) throw refusalOf(done);
-    const result = done.result;
-    if (result.operation === 'verify') return result.receipt.text;
-    if (result.operation === 'score') return result.signed.text;
-    return result.text;
+    const outcome = await pipeline.handle(source, ctx);
+    if (!outcome.admitted) throw refusalOf(outcome);
+    return outcome.text;
   }
   return {
-    // Validation and compilation first: an invalid request is refused before anything is reserved.
-    verifyAndRecord: async (source, client) => run(await pipeline.prepareVerification(source), client, 'Verify an agent output and get an Ed25519-signed receipt'),
-    score: async (agentId, client) => run(pipeline.prepareScore(agentId), client, 'Signed 0-100 trust score of an agent'),
+    verifyAndRecord: (source, client) => answer({ operation: 'verify', source }, client, 'Verify an agent output and get an Ed25519-signed receipt'),
+    score: (agentId, client) => answer({ operation: 'score', agentId }, client, 'Signed 0-100 trust score of an agent'),
   };
 }

@@ -3,7 +3,7 @@
  * bounds and rules shared by up to `maxItems` outputs, each with its own task_id
  * and agent_id. Each item becomes the request /verify/schema would receive (the
  * shared fields plus the item's own) and goes through the same admission pipeline
- * (prepare → admitBatch → executeBatch), so every receipt is the one /verify/schema
+ * (`pipeline.handle` with a batch source), so every receipt is the one /verify/schema
  * would sign for that request, stored and logged the same way. All or nothing: the
  * whole batch is validated before anything is reserved (an invalid batch is one 422
  * naming the item and field); it is admitted whole (N free allowance units in one
@@ -16,10 +16,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requestField } from '../core/request.js';
 import { DEFAULT_MAX_DEPTH, parseStrictJson, StrictJsonError } from '../core/strict-json.js';
 import type { Json } from '../core/types.js';
-import { ApiError, invalidRequest, type FieldProblem } from '../errors.js';
+import { invalidRequest, type FieldProblem } from '../errors.js';
 import { canonicalize } from '../receipts/jcs.js';
 import type { PaymentEncoding } from '../payments/transport.js';
-import type { AdmitContext, Pipeline, PreparedVerification } from '../service/pipeline.js';
+import type { AdmitContext, Pipeline } from '../service/pipeline.js';
 import { paymentRequiredResponse } from './payment-schemas.js';
 import { errorResponses } from './schemas.js';
 import { sendCompletedReply, sendRefusalReply } from './verify-routes.js';
@@ -151,45 +151,21 @@ export async function batchRoutes(app: FastifyInstance, options: BatchRoutesOpti
         if (!Buffer.isBuffer(body) || body.length === 0) {
           throw invalidRequest([{ field: 'body', problem: 'empty', fix: 'Send a JSON batch request {expected_schema, items: [...]}.' }]);
         }
-        const texts = splitBatch(body, { maxItems: options.maxItems, maxDepth });
-        // Every item is prepared (validated, verified, drafted) before anything is reserved. Items run in
-        // parallel on the verification workers; the error reported is the first item's, as in order.
-        const settled = await Promise.allSettled(texts.map((text) => pipeline.prepareVerification(text)));
-        const prepared: PreparedVerification[] = [];
-        for (let i = 0; i < settled.length; i++) {
-          const outcome = settled[i] as PromiseSettledResult<PreparedVerification>;
-          if (outcome.status === 'fulfilled') {
-            prepared.push(outcome.value);
-            continue;
-          }
-          const e: unknown = outcome.reason;
-          if (e instanceof ApiError) {
-            throw new ApiError(e.code, {
-              message: `Item ${i} of the batch is not valid: ${e.message}`,
-              fields: e.fields.map((f) => ({ ...f, field: itemField(i, f.field) })),
-              retryAfter: e.retryAfter,
-            });
-          }
-          throw e;
-        }
-
+        const items = splitBatch(body, { maxItems: options.maxItems, maxDepth });
         const ctx: AdmitContext = {
           transport: 'batch',
           client: { clientKey: options.clientKey(request) },
           payment: payments ? payments.readPaymentSignature(request.headers['payment-signature']) : undefined,
           resource: {
             url: `${options.baseUrl ?? ''}/verify/batch`,
-            description: `Verify ${prepared.length} outputs against one schema: one signed receipt per output (${prepared.length} × the verification price)`,
+            description: `Verify ${items.length} outputs against one schema: one signed receipt per output (${items.length} × the verification price)`,
             mimeType: 'application/json',
             transport: 'http',
             method: 'POST',
           },
         };
-        // All or nothing: N allowance units in one statement, or one payment of N × the price.
-        const admission = await pipeline.admitBatch(prepared, ctx);
-        if (!admission.admitted) return sendRefusalReply(reply, admission, payments);
-        const done = await pipeline.executeBatch(prepared, admission, 'batch');
-        if ('admitted' in done) return sendRefusalReply(reply, done, payments);
+        const done = await pipeline.handle({ operation: 'batch', items, itemField }, ctx);
+        if (!done.admitted) return sendRefusalReply(reply, done, payments);
         const summary = JSON.stringify({ total: done.texts.length, passed: done.passed, failed: done.texts.length - done.passed });
         // Sent only now, after every receipt is committed (and, when paid, settled). The signed texts go
         // out byte for byte: each is exactly what its signature covers.

@@ -6,9 +6,18 @@
  * PAYMENT-RESPONSE header, or the signed text.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../errors.js';
 import type { PaymentEncoding } from '../payments/transport.js';
-import { refusalError, type AdmitContext, type Completion, type Operation, type PaidResource, type Pipeline, type Refused } from '../service/pipeline.js';
+import {
+  refusalError,
+  type AdmitContext,
+  type Answer,
+  type Completion,
+  type Operation,
+  type PaidResource,
+  type Pipeline,
+  type Refused,
+  type SingleSource,
+} from '../service/pipeline.js';
 import type { AllowanceInfo } from '../service/types.js';
 import { paymentRequiredResponse } from './payment-schemas.js';
 import { allowanceHeaders, agentIdParams, errorResponses } from './schemas.js';
@@ -111,8 +120,8 @@ export async function verifyRoutes(app: FastifyInstance, options: VerifyRoutesOp
     return new RestAdmitContext(options.clientKey(request), payments ? payments.readPaymentSignature(header) : undefined, options.baseUrl, request, operation);
   }
 
-  const sendRefusal = (reply: FastifyReply, refused: Refused) => sendRefusalReply(reply, refused, payments);
-  const sendCompleted = (reply: FastifyReply, completion: Completion, text: string) => sendCompletedReply(reply, completion, text, payments);
+  const send = (reply: FastifyReply, outcome: Answer | Refused) =>
+    outcome.admitted ? sendCompletedReply(reply, outcome.completion, outcome.text, payments) : sendRefusalReply(reply, outcome, payments);
 
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
@@ -158,25 +167,9 @@ export async function verifyRoutes(app: FastifyInstance, options: VerifyRoutesOp
         },
         async (request, reply) => {
           const body = rawBody(request);
-          const ctx = admitContext(request, 'verify');
-          if (body === null) {
-            // With payments on, a POST without a body is the x402 discovery probe.
-            const probe = await pipeline.probe(ctx);
-            if (probe) return sendRefusal(reply, probe);
-            throw new ApiError('invalid_request', {
-              message: 'The request body is empty.',
-              fields: [{ field: 'body', problem: 'empty', fix: 'send a JSON verification request (see /openapi.json)' }],
-            });
-          }
-          // Validation and compilation first: an invalid request is a 422 before anything is reserved.
-          const prepared = await pipeline.prepareVerification(body);
-          const admission = await pipeline.admit(prepared, ctx);
-          if (!admission.admitted) return sendRefusal(reply, admission);
-          const done = await pipeline.execute(prepared, admission, 'rest');
-          if ('admitted' in done) return sendRefusal(reply, done);
-          const text = done.result.operation === 'verify' ? done.result.receipt.text : done.result.operation === 'stored' ? done.result.text : null;
-          if (text === null) throw new Error('a verification produced no receipt');
-          return sendCompleted(reply, done.completion, text);
+          // With payments on, a POST without a body is the x402 discovery probe.
+          const source: SingleSource = body === null ? { operation: 'probe' } : { operation: 'verify', source: body };
+          return send(reply, await pipeline.handle(source, admitContext(request, 'verify')));
         },
       );
     }
@@ -194,15 +187,7 @@ export async function verifyRoutes(app: FastifyInstance, options: VerifyRoutesOp
     },
     async (request, reply) => {
       const { agent_id } = request.params as { agent_id: string };
-      const prepared = pipeline.prepareScore(agent_id);
-      const ctx = admitContext(request, 'score');
-      const admission = await pipeline.admit(prepared, ctx);
-      if (!admission.admitted) return sendRefusal(reply, admission);
-      const done = await pipeline.execute(prepared, admission, 'rest');
-      if ('admitted' in done) return sendRefusal(reply, done);
-      const text = done.result.operation === 'score' ? done.result.signed.text : done.result.operation === 'stored' ? done.result.text : null;
-      if (text === null) throw new Error('a score request produced no score');
-      return sendCompleted(reply, done.completion, text);
+      return send(reply, await pipeline.handle({ operation: 'score', agentId: agent_id }, admitContext(request, 'score')));
     },
   );
 }

@@ -1,7 +1,7 @@
 /**
  * @module One MCP server per HTTP request (stateless Streamable HTTP): the
  * official SDK's low-level Server with tools/list and tools/call handlers that
- * translate JSON-RPC into the admission pipeline's steps and back. No
+ * translate JSON-RPC into the request lifecycle (src/service/pipeline.ts) and back. No
  * verification or payment logic here. The low-level Server is used (not McpServer
  * + zod) so that the advertised JSON Schemas are exactly ours; the arguments reach
  * the pipeline as their own source text (see envelope.ts).
@@ -12,7 +12,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } fr
 import { ApiError, errorBody, invalidRequest, isApiError, type ErrorBody } from '../errors.js';
 import { parseStrictJson, StrictJsonError } from '../core/strict-json.js';
 import type { PaymentEncoding } from '../payments/transport.js';
-import { refusalError, type AdmitContext, type Completion, type Pipeline, type Prepared, type Refused } from '../service/pipeline.js';
+import { refusalError, type AdmitContext, type Completion, type Pipeline, type Refused } from '../service/pipeline.js';
 import type { VerificationResponse } from '../core/response.js';
 import type { Score } from '../core/types.js';
 import { TOOL_DEFINITIONS, TOOL_NAMES, type ToolName } from './tool-definitions.js';
@@ -157,36 +157,34 @@ function completionMeta(ctx: McpServerContext, completion: Completion): Record<s
   return meta;
 }
 
-/** prepare → admit → execute, through the same pipeline as REST. */
+/** The tool call as the request lifecycle every transport shares, and its outcome as a tool result. */
 async function runTool(ctx: McpServerContext, tool: ToolName, meta: Record<string, unknown> | undefined, requestId: string | number): Promise<CallToolResult> {
   try {
     const source = argumentsText(ctx, requestId);
-    // Invalid requests are refused before anything is admitted (nothing spent, no payment asked).
-    const prepared: Prepared =
-      tool === 'verify_schema' ? await ctx.pipeline.prepareVerification(source) : ctx.pipeline.prepareScore(parseRecordArgs(source));
     const admitCtx: AdmitContext = {
       transport: 'mcp',
       client: { clientKey: ctx.clientKey },
       payment: ctx.payments ? ctx.payments.readMcpPayment(meta) : undefined,
       resource: { url: ctx.endpointUrl, description: `MCP tool ${tool}`, mimeType: 'application/json', transport: 'mcp' },
     };
-    const admission = await ctx.pipeline.admit(prepared, admitCtx);
-    if (!admission.admitted) return refusalResult(ctx, admission);
-    const done = await ctx.pipeline.execute(prepared, admission, 'mcp');
-    if ('admitted' in done) return refusalResult(ctx, done);
-    const resultMeta = completionMeta(ctx, done.completion);
-    if (done.result.operation === 'verify') {
-      const receipt = done.result.receipt;
-      return successResult(receipt.text, receipt.response, receiptSummary(receipt.response), resultMeta);
+    const outcome = await ctx.pipeline.handle(
+      tool === 'verify_schema' ? { operation: 'verify', source } : { operation: 'score', agentId: parseRecordArgs(source) },
+      admitCtx,
+    );
+    if (!outcome.admitted) return refusalResult(ctx, outcome);
+    const resultMeta = completionMeta(ctx, outcome.completion);
+    switch (outcome.operation) {
+      case 'verify':
+        return successResult(outcome.text, outcome.receipt.response, receiptSummary(outcome.receipt.response), resultMeta);
+      case 'score':
+        return successResult(outcome.text, outcome.score.response, scoreSummary(outcome.score.response), resultMeta);
+      case 'stored': {
+        // The document this payment had already bought, as it was stored.
+        const stored = JSON.parse(outcome.text) as Record<string, unknown>;
+        const summary = outcome.of === 'verify' ? `result: ${String(stored.result)}; verification_id: ${String(stored.verification_id)} (already paid).` : scoreSummary(stored);
+        return successResult(outcome.text, stored, summary, resultMeta);
+      }
     }
-    if (done.result.operation === 'stored') {
-      // The document this payment had already bought, as it was stored.
-      const stored = JSON.parse(done.result.text) as Record<string, unknown>;
-      const summary = done.result.prepared === 'verify' ? `result: ${String(stored.result)}; verification_id: ${String(stored.verification_id)} (already paid).` : scoreSummary(stored);
-      return successResult(done.result.text, stored, summary, resultMeta);
-    }
-    const signed = done.result.signed;
-    return successResult(signed.text, signed.response, scoreSummary(signed.response), resultMeta);
   } catch (err) {
     return errorResult(toErrorBody(err, ctx.log, tool));
   }

@@ -137,8 +137,8 @@ export function createPaymentPolicy(options: PaymentPolicyOptions): AdmissionPol
           if (auth.reason === 'paid_receipt') {
             // A retry of the batch this payment settled for: the receipts it bought.
             const settlement = auth.settlement;
-            const answer = auth.receipts ?? [auth.receipt];
-            return { admitted: true, paid: true, allowance: null, answer, record: async () => {}, complete: async () => ({ settlement }), release: async () => {} };
+            const texts = auth.receipts ?? [auth.receipt];
+            return { admitted: true, paid: true, record: async () => ({ operation: 'stored', texts }), complete: async () => ({ settlement }), release: async () => {} };
           }
           if (auth.reason === 'settlement_pending') return pendingRefusal(auth.pending, await service.peekAllowance(ctx.client));
           return refusal('payment_invalid', auth.message, await service.peekAllowance(ctx.client), auth.paymentRequired);
@@ -147,10 +147,9 @@ export function createPaymentPolicy(options: PaymentPolicyOptions): AdmissionPol
         const admitted: BatchAdmitted = {
           admitted: true,
           paid: true,
-          allowance: null,
-          // Stored by the gate in complete, every receipt pending until the one settlement is known.
-          record: async () => {},
-          complete: (receipts) => paid.complete(receipts.map(receiptRecord)),
+          // Signed here; stored by the gate in complete, every receipt pending until the one settlement is known.
+          record: async (items, signer) => ({ operation: 'batch', receipts: await signer.signAll(items) }),
+          complete: (result) => paid.complete(result.operation === 'batch' ? result.receipts.map(receiptRecord) : []),
           release: paid.release,
         };
         return admitted;
@@ -177,7 +176,8 @@ export function createPaymentPolicy(options: PaymentPolicyOptions): AdmissionPol
           if (auth.reason === 'paid_receipt') {
             // A retry of the request this payment settled for: the receipt it bought.
             const settlement = auth.settlement;
-            return { admitted: true, paid: true, allowance: null, answer: auth.receipt, record: async () => {}, complete: async () => ({ settlement }), release: async () => {} };
+            const text = auth.receipt;
+            return { admitted: true, paid: true, record: async () => ({ operation: 'stored', prepared: operation, text }), complete: async () => ({ settlement }), release: async () => {} };
           }
           if (auth.reason === 'settlement_pending') return pendingRefusal(auth.pending, await service.peekAllowance(ctx.client));
           return refusal('payment_invalid', auth.message, await service.peekAllowance(ctx.client), auth.paymentRequired);
@@ -186,9 +186,8 @@ export function createPaymentPolicy(options: PaymentPolicyOptions): AdmissionPol
         const admitted: Admitted = {
           admitted: true,
           paid: true,
-          allowance: null,
-          // Stored by the gate in complete, pending until the settlement is known.
-          record: async () => {},
+          // Signed here; stored by the gate in complete, pending until the settlement is known.
+          record: (p, signer) => signer.sign(p),
           complete: (result) => paid.complete(result.operation === 'verify' ? receiptRecord(result.receipt) : null),
           release: paid.release,
         };

@@ -24,6 +24,7 @@ import { getTokenPayerFromTransaction } from '@x402/svm';
 import { getTransactionDecoder } from '@solana/kit';
 import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import { ApiError } from '../errors.js';
+import type { PaidResource, SettlementPending } from '../service/pipeline.js';
 import type { PaymentEventKind, PaymentKey, PaymentReservation, PendingSettlement, ReceiptRecord, Store } from '../store/store.js';
 import type { PaidRoute, PaymentConfig, PaymentNetworkConfig } from './config.js';
 import { httpDiscovery, mcpDiscovery } from './discovery.js';
@@ -68,22 +69,7 @@ export interface PaymentGateOptions {
 }
 
 /** What the buyer is paying for, as named in PaymentRequired.resource. */
-export interface ResourceDescription {
-  url: string;
-  description?: string;
-  mimeType?: string;
-  /** Transport: decides which discovery declaration (HTTP or MCP tool) is attached. */
-  transport?: 'http' | 'mcp';
-  /** HTTP method, for the discovery declaration. */
-  method?: 'GET' | 'POST';
-  /** Route pattern with params, e.g. `/score/:agent_id`, for the discovery declaration. */
-  routePattern?: string;
-  /**
-   * A batch: how many verifications one payment pays for. Every accepted option then asks
-   * `units` × the route's price, so one authorization of that amount pays the whole batch.
-   */
-  units?: number;
-}
+export type ResourceDescription = PaidResource;
 
 /** Why a payment was not accepted. Stable strings; shown to buyers. */
 export type PaymentRejection =
@@ -116,14 +102,7 @@ export interface PaymentTicket {
 }
 
 /** A settlement whose outcome is not known yet: the buyer must not pay again, nor be told nothing was charged. */
-export interface PendingOutcome {
-  /** The receipt waiting for the settlement (verify), or null (score). */
-  verificationId: string | null;
-  transaction: string | null;
-  message: string;
-  /** Seconds after which a retry is worth it. */
-  retryAfter: number;
-}
+export type PendingOutcome = SettlementPending;
 
 export type AuthorizeResult =
   | { ok: true; ticket: PaymentTicket }

@@ -1,29 +1,31 @@
 /**
- * @module The one admission pipeline behind every transport (REST, MCP, and any
- * later one): prepare → admit → run → record → complete.
+ * @module The one request lifecycle behind every transport (REST, MCP, A2A, the
+ * batch route): `handle(source, context)` prepares, admits, records and completes a
+ * request and resolves with an answer or a refusal; transports only translate the
+ * source in and the outcome out (headers, `_meta`, status codes).
  *
- * - `prepare` strictly parses exactly the text that holds the request (the REST
+ * - prepare: strictly parses exactly the text that holds the request (the REST
  *   body, the MCP tool arguments' own source text), validates it, compiles its
  *   schema, evaluates it and builds the response ready to be signed — where the
  *   runner runs (a verification worker, by default). Anything wrong (422,
- *   too_complex, a worker stopped at its deadline) is answered here, before
- *   anything is reserved; the verdict never depends on who pays.
- * - `admit` asks the admission policy (free allowance; with payments on, the x402
- *   policy of src/payments) whether the request may be answered: `Admitted` or `Refused`.
- *   The free allowance admits a client this process knows to have units left at once, and
- *   takes its unit in `recordUnsigned`, in the transaction that stores its receipt; if none
- *   was left by then, nothing is stored and the request is refused (src/service/allowance-hints.ts).
- * - `execute` signs the prepared response (the run step), then the admission's
- *   `record` (store the receipt; a paid admission may store it pending), then its
- *   `complete` (settle and publish, or void). A free admission records a verification
- *   unsigned instead (`recordUnsigned`): the store signs it as it stores it where it
- *   can (the embedded store's writer thread), so the signature costs the HTTP thread
- *   nothing; the bytes are the same either way (Ed25519 is deterministic). Any
- *   failure before `complete` calls `release` (allowance refunded, reservation
- *   freed): errors are never charged.
+ *   too_complex, a worker stopped at its deadline) rejects here, before anything
+ *   is reserved; the verdict never depends on who pays.
+ * - admit: the admission policy (free allowance; with payments on, the x402 policy
+ *   of src/payments) answers `Admitted` or `Refused`. The free allowance admits a
+ *   client this process knows to have units left at once and takes its unit in the
+ *   transaction that stores its receipt; if none was left by then, nothing is stored
+ *   and the request is refused (src/service/allowance-hints.ts).
+ * - record: the admission produces and keeps the result through the pipeline's
+ *   `Signer`. A free verification is handed over unsigned and stored signed by the
+ *   store where it can (the embedded store's writer thread), so the signature costs
+ *   the HTTP thread nothing; the bytes are the same either way (Ed25519 is
+ *   deterministic). A paid one is signed here and kept for `complete`, which stores it
+ *   pending, settles, and publishes or voids it.
+ * - complete: settle a payment (or report the allowance). Any failure before
+ *   `complete` calls `release` (allowance refunded, reservation freed): errors are
+ *   never charged.
  *
- * Adapters translate transport details only (headers, `_meta`, status codes);
- * they never decide whether a request is valid or who pays for it.
+ * Adapters never decide whether a request is valid or who pays for it.
  */
 import type { PaymentRequired, SettleResponse } from '@x402/core/types';
 import { ApiError } from '../errors.js';
@@ -65,13 +67,20 @@ export interface PaidResource {
   url: string;
   description?: string;
   mimeType?: string;
+  /** Transport: decides which discovery declaration (HTTP or MCP tool) is attached. */
   transport?: 'http' | 'mcp';
+  /** HTTP method, for the discovery declaration. */
   method?: 'GET' | 'POST';
+  /** Route pattern with params, e.g. `/score/:agent_id`, for the discovery declaration. */
   routePattern?: string;
-  /** A batch: how many verifications one payment pays for (the price is multiplied by it). */
+  /**
+   * A batch: how many verifications one payment pays for. Every accepted option then asks
+   * `units` × the route's price, so one authorization of that amount pays the whole batch.
+   */
   units?: number;
 }
 
+/** Who asks, over which transport, with which payment: what a transport knows about a request besides its source. */
 export interface AdmitContext {
   transport: Transport;
   client: ClientContext;
@@ -80,6 +89,26 @@ export interface AdmitContext {
   /** The resource being paid for (used when payment is asked). */
   resource: PaidResource;
 }
+
+/** A request as a transport received it. */
+export type RequestSource =
+  /** A verification request: the exact text or bytes that hold it. */
+  | { operation: 'verify'; source: string | Uint8Array }
+  /** The signed trust score of an agent. */
+  | { operation: 'score'; agentId: string }
+  /** A request without a body (the x402 discovery probe): a refusal asking for payment, or 422 with payments off. */
+  | { operation: 'probe' }
+  | BatchSource;
+
+/** A batch: each item's own request text, in order; validated, admitted, stored and charged whole or not at all. */
+export interface BatchSource {
+  operation: 'batch';
+  items: readonly string[];
+  /** How the batch names a field of item `index` in an item's validation error (`task_id` → `items[3].task_id`). */
+  itemField(index: number, field: string): string;
+}
+
+export type SingleSource = Exclude<RequestSource, BatchSource>;
 
 /**
  * Why a request was refused. `free_allowance_exhausted` (payments off, 429);
@@ -127,69 +156,55 @@ export interface Completion {
   allowance?: AllowanceInfo;
 }
 
-/** The result of the run step: a signed document and the facts its record needs. */
+/** What an admission recorded for one request: a signed document and the facts its record needs. */
 export type RunResult =
   | { operation: 'verify'; receipt: IssuedReceipt }
   | { operation: 'score'; signed: SignedResult }
   /** A document this payment had already bought (a retry after a pending settlement): nothing ran. */
   | { operation: 'stored'; prepared: Operation; text: string };
 
+/** What an admission recorded for a batch: every item's receipt, in order, or the texts a payment had already bought. */
+export type BatchResult = { operation: 'batch'; receipts: IssuedReceipt[] } | { operation: 'stored'; texts: string[] };
+
+/** The pipeline's signing steps, handed to an admission's `record`. */
+export interface Signer {
+  /** Sign here: a verification's receipt (the runner's run step), or the signed trust score. */
+  sign(prepared: Prepared): Promise<RunResult>;
+  /** Sign every item (where the runner runs them) before anything is stored; the first item's failure rejects. */
+  signAll(prepared: readonly PreparedVerification[]): Promise<IssuedReceipt[]>;
+  /** A verification's receipt drafted but unsigned, for an admission that has it signed where it is stored. */
+  unsigned(prepared: PreparedVerification): UnsignedReceipt;
+}
+
 /**
- * A request allowed to run. The pipeline calls `record` and then `complete` after a
- * successful run, or `release` when anything before `complete` fails.
+ * A request (`P`: one prepared request, or a batch's) allowed to run. The pipeline calls
+ * `record` and then `complete`, or `release` when `record` fails.
  */
-export interface Admitted {
+export interface Admitted<P = Prepared, R = RunResult> {
   admitted: true;
   /** True when a payment (not the free allowance) pays for it. */
   paid: boolean;
-  /** The allowance state after the unit was taken (free path), else null. */
-  allowance: AllowanceInfo | null;
-  /** The signed text this payment had already bought: execute runs nothing and only completes. */
-  answer?: string;
   /**
-   * Store what the run produced. The free path stores the receipt for good; the paid
-   * path stores nothing here: `complete` hands the receipt to the gate, which stores it
-   * pending, settles, and publishes or voids it.
+   * Produce and keep the result through `signer`: the free path has it signed and stores it for good
+   * (a batch in one transaction); the paid path signs it and stores nothing here (`complete` hands it
+   * to the gate, which stores it pending); a retry of a settled payment hands back what it bought.
+   * Resolves with the result, or the refusal of a unit found gone when the receipt was to be stored
+   * (nothing stored).
    */
-  record(result: RunResult): Promise<void>;
-  /**
-   * When present, a verification is recorded here instead of run and then recorded: the admission
-   * gets the receipt unsigned, has it signed and stored (the free path: by the store's writer thread
-   * where it can, in the step that stores it) and hands back the receipt as stored, or the refusal of
-   * a unit found gone at store time (nothing stored).
-   */
-  recordUnsigned?(unsigned: UnsignedReceipt): Promise<IssuedReceipt | Refused>;
+  record(prepared: P, signer: Signer): Promise<R | Refused>;
   /**
    * Finish: settle a payment. A failed settlement returns a refusal (nothing charged, receipt
    * voided); an unknown outcome returns `settlement_pending` (the receipt stays pending).
    */
-  complete(result: RunResult): Promise<Completion | Refused>;
-  /** Undo the admission (refund the allowance unit, release the payment reservation). Idempotent. */
+  complete(result: R): Promise<Completion | Refused>;
+  /** Undo the admission (refund the allowance, release the payment reservation). Idempotent. */
   release(reason: string): Promise<void>;
 }
 
 export type Admission = Admitted | Refused;
 
-/**
- * A whole batch allowed to run, as one admission: `units` allowance units taken at once, or
- * one payment of units × the price. The pipeline runs every item, then calls `record` with
- * all receipts (stored in one transaction) and `complete`; `release` when anything before
- * `complete` fails, so a batch is stored and charged whole or not at all.
- */
-export interface BatchAdmitted {
-  admitted: true;
-  paid: boolean;
-  /** The allowance state after the units were taken (free path), else null. */
-  allowance: AllowanceInfo | null;
-  /** The receipts this payment had already bought (a retry after a pending settlement): nothing runs. */
-  answer?: string[];
-  /** Store every receipt in one transaction (free path); the paid path stores them pending in `complete`. */
-  record(receipts: readonly IssuedReceipt[]): Promise<void>;
-  /** Settle the one payment (paid path); a failed settlement returns a refusal with every receipt voided. */
-  complete(receipts: readonly IssuedReceipt[]): Promise<Completion | Refused>;
-  /** Give back every unit taken, or release the payment reservation. Idempotent. */
-  release(reason: string): Promise<void>;
-}
+/** A whole batch allowed to run, as one admission: `units` allowance units taken at once, or one payment of units × the price. */
+export type BatchAdmitted = Admitted<readonly PreparedVerification[], BatchResult>;
 
 export type BatchAdmission = BatchAdmitted | Refused;
 
@@ -199,7 +214,7 @@ export interface AdmissionPolicy {
   /** The answer to a request without a body (the x402 discovery probe); null when there is none (payments off). */
   probe(ctx: AdmitContext): Promise<Refused | null>;
   /** Admit a batch of verifications whole (N units or one payment of N × the price), or refuse it whole. */
-  admitBatch?(prepared: readonly PreparedVerification[], ctx: AdmitContext): Promise<BatchAdmission>;
+  admitBatch(prepared: readonly PreparedVerification[], ctx: AdmitContext): Promise<BatchAdmission>;
 }
 
 /**
@@ -211,7 +226,7 @@ export interface AdmissionPolicy {
 export interface VerificationRunner {
   /**
    * Parse strictly, validate, compile the schema, evaluate, and build the response for
-   * this id and time, ready to be signed. Throws ApiError (422, too_complex, verification_aborted).
+   * this id and time, ready to be signed. Rejects with ApiError (422, too_complex, verification_aborted).
    */
   prepare(source: string | Uint8Array, stamp: { verificationId: string; verifiedAt: Date }): Promise<PreparedVerification>;
   /** Sign the prepared response (after admission). */
@@ -231,37 +246,34 @@ export interface PipelineDeps {
   onVerified?(event: { transport: Transport; result: 'pass' | 'fail'; paid: boolean }): void;
 }
 
-export interface Executed {
-  result: RunResult;
-  completion: Completion;
-}
+/** What the pipeline answers a request with; `text` is the signed document to send, byte for byte as stored. */
+export type Answer =
+  /** A verification that ran now: its receipt. */
+  | { admitted: true; operation: 'verify'; text: string; receipt: IssuedReceipt; completion: Completion }
+  /** A trust score signed now. */
+  | { admitted: true; operation: 'score'; text: string; score: SignedResult; completion: Completion }
+  /** The document (`of` a verification or a score) this payment had already bought: nothing ran or was charged again. */
+  | { admitted: true; operation: 'stored'; of: Operation; text: string; completion: Completion };
 
-export interface ExecutedBatch {
-  /** The signed receipt texts, in item order, exactly as stored. */
+/** A batch's answer: the signed receipt texts in item order, exactly as stored, and how many passed. */
+export interface BatchAnswer {
+  admitted: true;
+  operation: 'batch';
   texts: string[];
-  /** How many passed (of the receipts that ran now; of the stored ones for a paid retry). */
   passed: number;
   completion: Completion;
 }
 
 export interface Pipeline {
-  prepareVerification(source: string | Uint8Array): Promise<PreparedVerification>;
-  /** Validates the agent id (422) and refuses example agents; nothing is reserved. */
-  prepareScore(agentId: string): PreparedScore;
-  admit(prepared: Prepared, ctx: AdmitContext): Promise<Admission>;
-  probe(ctx: AdmitContext): Promise<Refused | null>;
-  /** run → record → complete; release on any failure before complete. Returns the refusal of a failed settlement. */
-  execute(prepared: Prepared, admitted: Admitted, transport: Transport): Promise<Executed | Refused>;
+  /**
+   * The whole lifecycle of one request: an answer, or a refusal (allowance spent, payment needed or
+   * failed, settlement pending). Rejects with ApiError when the request is invalid (nothing reserved)
+   * and with the failure of the work or the store (the admission released: nothing charged).
+   */
+  handle(source: SingleSource, context: AdmitContext): Promise<Answer | Refused>;
+  handle(source: BatchSource, context: AdmitContext): Promise<BatchAnswer | Refused>;
   /** The allowance state (for headers on answers that took no unit). */
   peekAllowance(client: ClientContext): Promise<AllowanceInfo>;
-  /** Admit a whole batch, or refuse it whole (nothing taken). */
-  admitBatch(prepared: readonly PreparedVerification[], ctx: AdmitContext): Promise<BatchAdmission>;
-  /**
-   * Run every item, then record all receipts at once, then complete. Any failure before
-   * `complete` (an item's run, the store write) releases the whole admission and throws:
-   * nothing is stored or charged. Returns the refusal of a failed settlement.
-   */
-  executeBatch(prepared: readonly PreparedVerification[], admitted: BatchAdmitted, transport: Transport): Promise<ExecutedBatch | Refused>;
   readonly service: VerifierService;
 }
 
@@ -279,86 +291,127 @@ export function receiptRecord(receipt: IssuedReceipt): ReceiptRecord {
   };
 }
 
+function isRefused<T extends object>(outcome: T | Refused): outcome is Refused {
+  return (outcome as { admitted?: unknown }).admitted === false;
+}
+
+/** The first rejection of settled promises, in order, or every value. */
+function allOrFirstFailure<T>(settled: readonly PromiseSettledResult<T>[]): T[] {
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
 export function createPipeline(deps: PipelineDeps): Pipeline {
   const { runner, service, policy } = deps;
 
-  async function run(prepared: Prepared): Promise<RunResult> {
-    if (prepared.operation === 'score') return { operation: 'score', signed: await service.score(prepared.agentId) };
-    return { operation: 'verify', receipt: await runner.run(prepared) };
+  const signer: Signer = {
+    async sign(prepared) {
+      if (prepared.operation === 'score') return { operation: 'score', signed: await service.score(prepared.agentId) };
+      return { operation: 'verify', receipt: await runner.run(prepared) };
+    },
+    async signAll(prepared) {
+      return allOrFirstFailure(await Promise.allSettled(prepared.map((p) => runner.run(p))));
+    },
+    unsigned: (prepared) => runner.unsigned(prepared),
+  };
+
+  // Whole seconds: verified_at is RFC 3339 without fractions, and equals the attestation timestamp.
+  const prepareVerification = (source: string | Uint8Array) =>
+    runner.prepare(source, { verificationId: deps.newId(), verifiedAt: new Date(Math.floor(deps.clock().getTime() / 1000) * 1000) });
+
+  /** record → complete; release when record fails (an error is never charged: the unit or the reservation goes back). */
+  async function conclude<P, R extends object>(prepared: P, admission: Admitted<P, R>): Promise<{ result: R; completion: Completion } | Refused> {
+    let result: R | Refused;
+    try {
+      result = await admission.record(prepared, signer);
+    } catch (err) {
+      await admission.release(err instanceof ApiError ? err.code : 'work_failed').catch(() => undefined);
+      throw err;
+    }
+    if (isRefused(result)) return result;
+    const completion = await admission.complete(result);
+    if (isRefused(completion)) return completion;
+    return { result, completion };
   }
 
-  return {
-    service,
-    // Whole seconds: verified_at is RFC 3339 without fractions, and equals the attestation timestamp.
-    prepareVerification: (source) =>
-      runner.prepare(source, { verificationId: deps.newId(), verifiedAt: new Date(Math.floor(deps.clock().getTime() / 1000) * 1000) }),
-    prepareScore(agentId) {
-      service.checkScorable(agentId);
-      return { operation: 'score', agentId, bodyBytes: 0 };
-    },
-    admit: (prepared, ctx) => policy.admit(prepared, ctx),
-    probe: (ctx) => policy.probe(ctx),
-    peekAllowance: (client) => service.peekAllowance(client),
+  async function handleOne(prepared: Prepared, context: AdmitContext): Promise<Answer | Refused> {
+    const admission = await policy.admit(prepared, context);
+    if (!admission.admitted) return admission;
+    const done = await conclude(prepared, admission);
+    if (isRefused(done)) return done;
+    const { result, completion } = done;
+    switch (result.operation) {
+      case 'verify':
+        deps.onVerified?.({ transport: context.transport, result: result.receipt.result, paid: admission.paid });
+        return { admitted: true, operation: 'verify', text: result.receipt.text, receipt: result.receipt, completion };
+      case 'score':
+        return { admitted: true, operation: 'score', text: result.signed.text, score: result.signed, completion };
+      case 'stored':
+        return { admitted: true, operation: 'stored', of: result.prepared, text: result.text, completion };
+    }
+  }
 
-    async execute(prepared, admitted, transport) {
-      let result: RunResult;
-      try {
-        if (admitted.answer !== undefined) {
-          result = { operation: 'stored', prepared: prepared.operation, text: admitted.answer };
-        } else if (prepared.operation === 'verify' && admitted.recordUnsigned) {
-          const recorded = await admitted.recordUnsigned(runner.unsigned(prepared));
-          if ('admitted' in recorded) return recorded;
-          result = { operation: 'verify', receipt: recorded };
-        } else {
-          result = await run(prepared);
-          await admitted.record(result);
-        }
-      } catch (err) {
-        // An error is never charged: the unit or the reservation goes back.
-        await admitted.release(err instanceof ApiError ? err.code : 'work_failed').catch(() => undefined);
-        throw err;
-      }
-      const completion = await admitted.complete(result);
-      if ('admitted' in completion) return completion;
-      if (result.operation === 'verify') deps.onVerified?.({ transport, result: result.receipt.result, paid: admitted.paid });
-      return { result, completion };
-    },
+  async function handleBatch(source: BatchSource, context: AdmitContext): Promise<BatchAnswer | Refused> {
+    // Every item is prepared (validated, verified, drafted) before anything is reserved. Items run in
+    // parallel on the verification workers; the error reported is the first item's, as in order.
+    const settled = await Promise.allSettled(source.items.map((text) => prepareVerification(text)));
+    const prepared = allOrFirstFailure(
+      settled.map((outcome, i): PromiseSettledResult<PreparedVerification> => {
+        if (outcome.status === 'fulfilled' || !(outcome.reason instanceof ApiError)) return outcome;
+        const e = outcome.reason;
+        const reason = new ApiError(e.code, {
+          message: `Item ${i} of the batch is not valid: ${e.message}`,
+          fields: e.fields.map((f) => ({ ...f, field: source.itemField(i, f.field) })),
+          retryAfter: e.retryAfter,
+        });
+        return { status: 'rejected', reason };
+      }),
+    );
+    // All or nothing: N allowance units in one statement, or one payment of N × the price.
+    const admission = await policy.admitBatch(prepared, context);
+    if (!admission.admitted) return admission;
+    const done = await conclude(prepared, admission);
+    if (isRefused(done)) return done;
+    const { result, completion } = done;
+    if (result.operation === 'stored') {
+      const passed = result.texts.filter((t) => (JSON.parse(t) as { result?: unknown }).result === 'pass').length;
+      return { admitted: true, operation: 'batch', texts: result.texts, passed, completion };
+    }
+    let passed = 0;
+    for (const r of result.receipts) {
+      if (r.result === 'pass') passed++;
+      deps.onVerified?.({ transport: context.transport, result: r.result, paid: admission.paid });
+    }
+    return { admitted: true, operation: 'batch', texts: result.receipts.map((r) => r.text), passed, completion };
+  }
 
-    async admitBatch(prepared, ctx) {
-      if (!policy.admitBatch) throw new Error('the admission policy does not admit batches');
-      return policy.admitBatch(prepared, ctx);
-    },
+  function handle(source: SingleSource, context: AdmitContext): Promise<Answer | Refused>;
+  function handle(source: BatchSource, context: AdmitContext): Promise<BatchAnswer | Refused>;
+  async function handle(source: RequestSource, context: AdmitContext): Promise<Answer | BatchAnswer | Refused> {
+    switch (source.operation) {
+      case 'verify':
+        // Validation and compilation first: an invalid request is a 422 before anything is reserved.
+        return handleOne(await prepareVerification(source.source), context);
+      case 'score':
+        // Validates the agent id (422) and refuses example agents; nothing is reserved.
+        service.checkScorable(source.agentId);
+        return handleOne({ operation: 'score', agentId: source.agentId, bodyBytes: 0 }, context);
+      case 'batch':
+        return handleBatch(source, context);
+      case 'probe': {
+        // With payments on, a request without a body is the x402 discovery probe.
+        const refused = await policy.probe(context);
+        if (refused) return refused;
+        throw new ApiError('invalid_request', {
+          message: 'The request body is empty.',
+          fields: [{ field: 'body', problem: 'empty', fix: 'send a JSON verification request (see /openapi.json)' }],
+        });
+      }
+    }
+  }
 
-    async executeBatch(prepared, admitted, transport) {
-      if (admitted.answer !== undefined) {
-        const completion = await admitted.complete([]);
-        if ('admitted' in completion) return completion;
-        const passed = admitted.answer.filter((t) => (JSON.parse(t) as { result?: unknown }).result === 'pass').length;
-        return { texts: admitted.answer, passed, completion };
-      }
-      let receipts: IssuedReceipt[];
-      try {
-        // Every item runs (where the runner runs them) before anything is stored.
-        const runs = await Promise.allSettled(prepared.map(async (p) => (await run(p)) as Extract<RunResult, { operation: 'verify' }>));
-        const failed = runs.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-        if (failed) throw failed.reason;
-        receipts = runs.map((r) => (r as PromiseFulfilledResult<Extract<RunResult, { operation: 'verify' }>>).value.receipt);
-        await admitted.record(receipts);
-      } catch (err) {
-        // Nothing was stored: every unit, or the reservation, goes back.
-        await admitted.release(err instanceof ApiError ? err.code : 'work_failed').catch(() => undefined);
-        throw err;
-      }
-      const completion = await admitted.complete(receipts);
-      if ('admitted' in completion) return completion;
-      let passed = 0;
-      for (const r of receipts) {
-        if (r.result === 'pass') passed++;
-        deps.onVerified?.({ transport, result: r.result, paid: admitted.paid });
-      }
-      return { texts: receipts.map((r) => r.text), passed, completion };
-    },
-  };
+  return { service, handle, peekAllowance: (client) => service.peekAllowance(client) };
 }
 
 /**
@@ -370,11 +423,30 @@ export function createAllowancePolicy(service: VerifierService): AdmissionPolicy
   const hints = createAllowanceHints();
   return {
     async admit(prepared, ctx) {
-      if (prepared.operation === 'score') return freeAdmission(service, null, ctx.client);
+      if (prepared.operation === 'score') return freeAdmission(service, ctx.client, null);
       return takeAllowance(service, ctx.client, hints);
     },
     probe: async () => null,
     admitBatch: (prepared, ctx) => takeBatchAllowance(service, ctx.client, prepared.length),
+  };
+}
+
+/**
+ * Give back what a free admission took, once: `units` allowance units (none for a free score), and
+ * the allowance state after it for `complete`.
+ */
+function refundOnce(service: VerifierService, client: ClientContext, allowance: AllowanceInfo | null, units: number) {
+  let released = false;
+  let current = allowance;
+  return {
+    complete: async (): Promise<Completion> => (current ? { allowance: current } : {}),
+    async release(): Promise<void> {
+      if (released || allowance === null) return;
+      released = true;
+      if (units === 1) await service.refundAllowance(client);
+      else await service.refundAllowanceUnits(client, units);
+      current = await service.peekAllowance(client);
+    },
   };
 }
 
@@ -393,21 +465,16 @@ export async function takeBatchAllowance(service: VerifierService, client: Clien
       allowance,
     };
   }
-  let released = false;
-  let current: AllowanceInfo = allowance;
   return {
     admitted: true,
     paid: false,
-    allowance,
-    // One transaction: the whole batch is stored (and queued for the log) or none of it.
-    record: (receipts) => service.saveReceipts(receipts.map(receiptRecord)),
-    complete: async () => ({ allowance: current }),
-    async release() {
-      if (released) return;
-      released = true;
-      await service.refundAllowanceUnits(client, units);
-      current = await service.peekAllowance(client);
+    async record(prepared, signer) {
+      const receipts = await signer.signAll(prepared);
+      // One transaction: the whole batch is stored (and queued for the log) or none of it.
+      await service.saveReceipts(receipts.map(receiptRecord));
+      return { operation: 'batch', receipts };
     },
+    ...refundOnce(service, client, allowance, units),
   };
 }
 
@@ -415,7 +482,7 @@ export async function takeBatchAllowance(service: VerifierService, client: Clien
  * Take one unit of the free allowance: Admitted (free) or `exhausted`'s refusal (by default
  * free_allowance_exhausted; the x402 policy's free branch answers with a PaymentRequired). With
  * `hints`, a client known to have units left is admitted at once and its unit is taken with its
- * receipt, in one write, or the same refusal comes from `complete` (see allowance-hints.ts);
+ * receipt, in one write, or the same refusal comes from `record` (see allowance-hints.ts);
  * otherwise the unit is taken first.
  */
 export async function takeAllowance(
@@ -428,7 +495,7 @@ export async function takeAllowance(
   const allowance = await service.consumeAllowance(client);
   hints?.learn(client.clientKey, allowance);
   if (!allowance.allowed) return exhausted(allowance);
-  return freeAdmission(service, allowance, client);
+  return freeAdmission(service, client, allowance);
 }
 
 function allowanceExhausted(allowance: AllowanceInfo): Refused {
@@ -457,19 +524,16 @@ function unitWithReceipt(
   return {
     admitted: true,
     paid: false,
-    allowance: null,
-    async record() {
-      settle();
-      throw new Error('a unit of the free allowance is taken with a receipt');
-    },
-    async recordUnsigned(unsigned) {
+    async record(prepared, signer) {
       try {
-        const recorded = await service.consumeAllowanceAndSave(client, unsigned);
+        // A score takes no unit (the policies admit one here only for a verification).
+        if (prepared.operation === 'score') return await signer.sign(prepared);
+        const recorded = await service.consumeAllowanceAndSave(client, signer.unsigned(prepared));
         hints.learn(client.clientKey, recorded.allowance);
         // No unit left when the receipt was to be stored: nothing was stored, the receipt is dropped.
-        if (recorded.receipt === null) return exhausted(recorded.allowance);
+        if (recorded.receipt === null) return await exhausted(recorded.allowance);
         allowance = recorded.allowance;
-        return recorded.receipt;
+        return { operation: 'verify', receipt: recorded.receipt };
       } finally {
         settle();
       }
@@ -480,25 +544,17 @@ function unitWithReceipt(
   };
 }
 
-function freeAdmission(service: VerifierService, allowance: AllowanceInfo | null, client: ClientContext): Admitted {
-  let released = false;
-  let current = allowance;
+/** A free admission whose unit was taken already (`allowance`), or a free score (null: nothing taken). */
+function freeAdmission(service: VerifierService, client: ClientContext, allowance: AllowanceInfo | null): Admitted {
   return {
     admitted: true,
     paid: false,
-    allowance,
-    // A score stores nothing; a verification is recorded by recordUnsigned.
-    async record(result) {
-      if (result.operation === 'verify') throw new Error('a free verification is recorded unsigned');
+    // A score stores nothing; a verification's receipt is signed where it is stored.
+    async record(prepared, signer) {
+      if (prepared.operation === 'score') return signer.sign(prepared);
+      return { operation: 'verify', receipt: await service.saveReceipt(signer.unsigned(prepared)) };
     },
-    recordUnsigned: (unsigned) => service.saveReceipt(unsigned),
-    complete: async () => (current ? { allowance: current } : {}),
-    async release() {
-      if (released || allowance === null) return;
-      released = true;
-      await service.refundAllowance(client);
-      current = await service.peekAllowance(client);
-    },
+    ...refundOnce(service, client, allowance, 1),
   };
 }
 
