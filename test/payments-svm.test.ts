@@ -40,6 +40,24 @@ let base: string;
 let tmp: ReturnType<typeof tempDir>;
 let feePayer: string;
 let seller: string;
+let keyFile: string;
+
+/** The settings of a service paid on Solana through the built-in facilitator, from the environment alone. */
+function svmEnv(dataDir: string, port: number): Record<string, string> {
+  return {
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    LOG_LEVEL: 'silent',
+    FREE_ALLOWANCE_PER_DAY: '0',
+    X402_ENABLED: 'true',
+    X402_FACILITATOR_URL: 'local',
+    X402_NETWORKS: 'solana',
+    X402_PAY_TO_SOLANA: seller,
+    X402_LOCAL_SVM_RPC_URL: chain.url,
+    X402_LOCAL_SVM_KEY_FILE: keyFile,
+    X402_LOCAL_CONFIRMATION_TIMEOUT_MS: '1000',
+  };
+}
 
 interface Buyer {
   signer: KeyPairSigner;
@@ -83,26 +101,14 @@ beforeAll(async () => {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const seed = privateKey.export({ format: 'der', type: 'pkcs8' }).subarray(-32);
   const pub = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
-  const keyFile = path.join(tmp.dir, 'fee-payer.json');
+  keyFile = path.join(tmp.dir, 'fee-payer.json');
   writeFileSync(keyFile, JSON.stringify([...seed, ...pub]), { mode: 0o600 });
   feePayer = svmAddressOf(privateKey);
   chain.airdrop(feePayer, 10_000_000_000n);
   seller = (await generateKeyPairSigner()).address;
   await chain.fund(seller, 0n);
   const port = await freePort();
-  const config = loadConfig({
-    DATA_DIR: tmp.dir,
-    PORT: String(port),
-    LOG_LEVEL: 'silent',
-    FREE_ALLOWANCE_PER_DAY: '0',
-    X402_ENABLED: 'true',
-    X402_FACILITATOR_URL: 'local',
-    X402_NETWORKS: 'solana',
-    X402_PAY_TO_SOLANA: seller,
-    X402_LOCAL_SVM_RPC_URL: chain.url,
-    X402_LOCAL_SVM_KEY_FILE: keyFile,
-    X402_LOCAL_CONFIRMATION_TIMEOUT_MS: '1000',
-  });
+  const config = loadConfig(svmEnv(tmp.dir, port));
   expect(JSON.stringify(config)).not.toContain(String([...seed].join(',')));
   app = await createApp(config, { logger: false, reconcileIntervalMs: 200 });
   await app.app.listen({ host: '127.0.0.1', port });
@@ -297,6 +303,19 @@ describe('x402 on Solana through the built-in facilitator (LiteSVM)', () => {
     expect(await chain.balance(b.signer.address)).toBe(PRICE);
   });
 
+  it('the answer to the send is lost but the transaction lands: confirmed by its signature, 200 with the receipt', async () => {
+    const b = await newBuyer(PRICE);
+    const agent = agentId('lost');
+    const payload = await b.client.createPaymentPayload(await paymentRequired());
+    chain.loseNextSendAnswer();
+    const r = await post(payload, body('lost', agent));
+    expect(r.status).toBe(200);
+    const settlement = decodePaymentResponseHeader(r.headers.get('payment-response')!);
+    expect(chain.landed().get(settlement.transaction)).toMatchObject({ err: null });
+    expect(await chain.balance(b.signer.address)).toBe(0n);
+    expect(await reputationOf(agent)).toBe(1);
+  });
+
   it('garbage payloads: 402 payment_invalid, never 5xx, nothing moves', async () => {
     const b = await newBuyer(PRICE);
     const good = await b.client.createPaymentPayload(await paymentRequired());
@@ -320,5 +339,31 @@ describe('x402 on Solana through the built-in facilitator (LiteSVM)', () => {
       expect(((await r.json()) as { code: string }).code, `garbage #${i}`).toBe('payment_invalid');
     }
     expect(await chain.balance(b.signer.address)).toBe(PRICE);
+  });
+
+  // Last: it replaces the service with a new one on the same data directory.
+  it('pending when the service stops: reconciled at the next start from the signature status', async () => {
+    const b = await newBuyer(PRICE);
+    const agent = agentId('restart');
+    const payload = await b.client.createPaymentPayload(await paymentRequired());
+    const port = Number(new URL(base).port);
+    chain.hold();
+    let pending: { verification_id: string };
+    try {
+      const r = await post(payload, body('restart', agent));
+      expect(r.status).toBe(202);
+      pending = (await r.json()) as typeof pending;
+      await app.close();
+    } finally {
+      chain.release();
+    }
+    expect(await chain.balance(b.signer.address)).toBe(0n);
+    // No periodic pass in this service's lifetime: only the one at start-up.
+    app = await createApp(loadConfig(svmEnv(tmp.dir, port)), { logger: false, reconcileIntervalMs: 3_600_000 });
+    await app.app.listen({ host: '127.0.0.1', port });
+    await until(() => visible(pending.verification_id));
+    expect(await reputationOf(agent)).toBe(1);
+    expect((await post(payload, body('restart', agent))).status).toBe(200);
+    expect(await chain.balance(b.signer.address)).toBe(0n);
   });
 });

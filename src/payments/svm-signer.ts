@@ -114,16 +114,16 @@ function blockhashOf(wireBase64: string): string | null {
   }
 }
 
-/** An RPC answer (the node spoke): a refusal is definite. No answer (connection, timeout): unknown. */
-function isRpcAnswer(e: unknown): boolean {
-  let cur: unknown = e;
-  for (let i = 0; i < 5 && cur; i++) {
-    const c = cur as { name?: unknown; context?: { __code?: unknown; statusCode?: unknown }; cause?: unknown };
-    // Kit's JSON-RPC errors carry the server's code in `context.__code`; HTTP errors a status code.
-    if (c.context && (typeof c.context.__code === 'number' || typeof c.context.statusCode === 'number')) return true;
-    cur = c.cause;
-  }
-  return false;
+/**
+ * Whether the node itself refused the transaction (a JSON-RPC error, or an HTTP status below 500): then it
+ * was not sent. No answer (a connection error, a timeout) or a gateway's 5xx: it may have been forwarded.
+ */
+function isRefusal(e: unknown): boolean {
+  const c = e as { context?: { __code?: unknown; statusCode?: unknown } } | null;
+  if (!c || typeof c !== 'object' || !c.context) return false;
+  // Kit's errors carry a code; its HTTP transport errors also the response's status.
+  if (typeof c.context.statusCode === 'number') return c.context.statusCode < 500;
+  return typeof c.context.__code === 'number';
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -161,7 +161,7 @@ export function createSvmFacilitatorSigner(options: SvmFacilitatorSignerOptions)
       try {
         return await base.sendTransaction(transaction, network);
       } catch (e) {
-        if (isRpcAnswer(e)) throw e;
+        if (isRefusal(e)) throw e;
         // No answer: it may have reached the cluster; its signature is known, confirmation decides.
         const signature = signatureOf(transaction);
         if (!signature) throw e;

@@ -35,6 +35,8 @@ const BLOCKHASH_NOT_FOUND = 7;
 const ALREADY_PROCESSED = 6;
 
 type SignatureStatus = { slot: number; err: unknown };
+/** A call whose answer never comes back: the connection is cut. */
+const LOST = Symbol('lost');
 
 export interface SvmChain {
   /** The JSON-RPC endpoint (http://127.0.0.1:port). */
@@ -61,6 +63,8 @@ export interface SvmChain {
   expireBlockhash(): void;
   /** Expire the blockhash right after the next simulation (between a facilitator's verify and its settle). */
   expireBlockhashAfterNextSimulation(): void;
+  /** The next sent transaction is executed, but its answer is lost (the connection is cut). */
+  loseNextSendAnswer(): void;
   /** Signatures of transactions that landed (succeeded or failed on chain). */
   landed(): Map<string, SignatureStatus>;
   close(): Promise<void>;
@@ -113,6 +117,7 @@ export async function startSvmChain(): Promise<SvmChain> {
   const held: Transaction[] = [];
   let holding = false;
   let expireAfterSimulation = false;
+  let loseSendAnswer = false;
   let supply = 0n;
   const txDecoder = getTransactionDecoder();
   const b58 = getBase58Decoder();
@@ -223,6 +228,10 @@ export async function startSvmChain(): Promise<SvmChain> {
         }
         if (holding) held.push(tx);
         else execute(tx);
+        if (loseSendAnswer) {
+          loseSendAnswer = false;
+          return LOST;
+        }
         return sig;
       }
       case 'getSignatureStatuses': {
@@ -256,7 +265,7 @@ export async function startSvmChain(): Promise<SvmChain> {
       const method = String(msg.method);
       calls.set(method, (calls.get(method) ?? 0) + 1);
       call(method, msg.params ?? []).then(
-        (result) => reply(res, { jsonrpc: '2.0', id: msg.id, result }),
+        (result) => (result === LOST ? res.destroy() : reply(res, { jsonrpc: '2.0', id: msg.id, result })),
         (e: { code?: number; message?: string }) => reply(res, { jsonrpc: '2.0', id: msg.id, error: { code: e.code ?? -32000, message: e.message ?? String(e) } }),
       );
     });
@@ -304,6 +313,9 @@ export async function startSvmChain(): Promise<SvmChain> {
     },
     expireBlockhashAfterNextSimulation() {
       expireAfterSimulation = true;
+    },
+    loseNextSendAnswer() {
+      loseSendAnswer = true;
     },
     landed() {
       return new Map(statuses);
