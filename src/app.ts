@@ -23,7 +23,7 @@ import { createIssuer } from './service/issuer.js';
 import { createAllowancePolicy, createPipeline, type AdmissionPolicy, type Pipeline, type VerificationRunner } from './service/pipeline.js';
 import { createVerifierService } from './service/verifier-service.js';
 import type { VerifierService } from './service/types.js';
-import { openStore } from './store/index.js';
+import { openStore, signsOnWriterThread, type OpenStoreOptions } from './store/index.js';
 import type { Erc8004Mode } from './erc8004/index.js';
 import type { Payments, PaymentsOptions } from './payments/index.js';
 import type { PaymentEncoding } from './payments/transport.js';
@@ -73,7 +73,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   // writes that arrived meanwhile), so disk syncs never stall the event loop.
   // The HTTP logger exists only once the server does; store faults and payment warnings go to it from then on.
   const log: { current?: FastifyInstance['log'] } = {};
-  const store = await openStore({
+  const storeOptions: OpenStoreOptions = {
     onFault: (reason, err) => log.current?.error({ err }, `store fault: ${reason}`),
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -81,7 +81,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     poolSize: config.databasePoolSize,
     writer: 'worker',
     synchronous: config.sqliteSynchronous,
-  });
+  };
+  const store = await openStore(storeOptions);
   let signingKeys: SigningKeys | undefined;
   try {
     await store.migrate();
@@ -138,8 +139,9 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       listCap: config.listCap,
       checkpoint: () => transparencyLog.checkpointNow(),
     });
-    // A store that signs on its own thread derives each signing input there, from the receipt's text.
-    const signingInput = typeof store.signAndSaveReceipt !== 'function';
+    // The embedded store's writer thread derives each signing input there, from the receipt's text, as it signs;
+    // a store that signs on this thread takes the one drafted with the verdict (off this thread, in a worker).
+    const signingInput = !signsOnWriterThread(storeOptions);
     const workerVerifier = { schemaCacheSize: config.schemaCacheSize, schemaCacheBytes: config.schemaCacheBytes, listCap: config.listCap, workLimits: config.workLimits };
     const fast = config.verifyFastPath;
     const pool =
@@ -216,7 +218,6 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     // ERC-8004 validator mode (off by default): answers validation requests addressed to it from its receipts.
     let erc8004: Erc8004Mode | null = null;
     if (config.erc8004.enabled) {
-      if (!store.erc8004) throw new Error('ERC8004_ENABLED: this store keeps no ERC-8004 queue');
       const { createErc8004Mode } = await import('./erc8004/index.js');
       erc8004 = await createErc8004Mode({
         config: config.erc8004,
@@ -233,11 +234,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     }
     const metrics = createHttpMetrics();
     if (pool) registerRunMetrics(metrics.registry, () => pool.runs());
-    registerStoreMetrics(metrics.registry, {
-      walSyncs: store.walSyncs?.bind(store),
-      walRestarts: store.walRestarts?.bind(store),
-      writeWaits: store.writeWaits?.bind(store),
-    });
+    registerStoreMetrics(metrics.registry, store);
     const pipeline = createPipeline({
       runner,
       service,

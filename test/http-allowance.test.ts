@@ -124,7 +124,7 @@ describe('HTTP: free allowance', () => {
     // The service holds this same store object: a disk or database failure while storing the receipt,
     // alone or with its unit (this client is known to have units left: see src/service/allowance-hints.ts).
     const store = srv.handle.store;
-    // The embedded store signs receipts on its writer thread as it stores them: those writes fail too.
+    // Receipts are signed as they are stored: those writes fail too.
     const originals = { ...store };
     let failedWrites = 0;
     const fail = async (): Promise<never> => {
@@ -132,8 +132,7 @@ describe('HTTP: free allowance', () => {
       throw new Error('disk full');
     };
     store.saveReceipt = store.consumeAllowanceAndSaveReceipt = fail;
-    if (store.signAndSaveReceipt) store.signAndSaveReceipt = fail;
-    if (store.consumeAllowanceAndSignAndSaveReceipt) store.consumeAllowanceAndSignAndSaveReceipt = fail;
+    store.signAndSaveReceipt = store.consumeAllowanceAndSignAndSaveReceipt = fail;
     const failed = await postJson(srv.base, '/verify/schema', request);
     const body = (await failed.json()) as Record<string, unknown>;
     expect(failedWrites).toBe(1);

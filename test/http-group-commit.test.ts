@@ -106,7 +106,7 @@ describe('worker-thread writer: receipts signed as they are stored', () => {
     try {
       // Two keys interleaved in the same batches: each crosses to the writer once, and signs only its own drafts.
       const drafts = Array.from({ length: 40 }, (_, i) => draftFor(i % 2 ? ringB : ringA, 'signing-agent', `2026-01-05T00:00:${String(i).padStart(2, '0')}Z`));
-      const signatures = await Promise.all(drafts.map((u) => a.signAndSaveReceipt!(u.draft, keyObjectOf(u.signer)!)));
+      const signatures = await Promise.all(drafts.map((u) => a.signAndSaveReceipt(u.draft, keyObjectOf(u.signer)!)));
       for (const [i, u] of drafts.entries()) {
         const here = finishReceipt(u.draft, u.signer);
         const stored = await a.getReceipt(u.draft.verificationId);
@@ -127,7 +127,7 @@ describe('worker-thread writer: receipts signed as they are stored', () => {
     try {
       const drafts = Array.from({ length: 24 }, (_, i) => draftFor(ringA, 'signing-unit', `2026-01-06T00:00:${String(i).padStart(2, '0')}Z`));
       const states = await Promise.all(
-        drafts.map((u) => a.consumeAllowanceAndSignAndSaveReceipt!('signing-client', '2026-01-06', 5, u.draft, keyObjectOf(u.signer)!)),
+        drafts.map((u) => a.consumeAllowanceAndSignAndSaveReceipt('signing-client', '2026-01-06', 5, u.draft, keyObjectOf(u.signer)!)),
       );
       expect(states.filter((st) => st.allowed)).toHaveLength(5);
       for (const [i, st] of states.entries()) {
@@ -143,7 +143,7 @@ describe('worker-thread writer: receipts signed as they are stored', () => {
       expect((await a.peekAllowance('signing-client', '2026-01-06', 5)).used).toBe(5);
       // A limit of 0 grants nothing and stores nothing.
       const zero = draftFor(ringA, 'signing-unit', '2026-01-06T00:01:00Z');
-      const st = await a.consumeAllowanceAndSignAndSaveReceipt!('signing-client-0', '2026-01-06', 0, zero.draft, keyObjectOf(zero.signer)!);
+      const st = await a.consumeAllowanceAndSignAndSaveReceipt('signing-client-0', '2026-01-06', 0, zero.draft, keyObjectOf(zero.signer)!);
       expect(st).toMatchObject({ allowed: false, used: 0, signature: null });
       expect(await a.getReceipt(zero.draft.verificationId)).toBeNull();
     } finally {
@@ -155,12 +155,12 @@ describe('worker-thread writer: receipts signed as they are stored', () => {
     const a = createSqliteOffloadStore({ file: offloadFile });
     try {
       const u = draftFor(ringA, 'signing-dup', '2026-01-07T00:00:00Z');
-      await a.signAndSaveReceipt!(u.draft, keyObjectOf(u.signer)!);
+      await a.signAndSaveReceipt(u.draft, keyObjectOf(u.signer)!);
       const again = { ...u, draft: { ...u.draft, result: 'fail' as const } };
       const other = draftFor(ringB, 'signing-dup', '2026-01-07T00:00:01Z');
       const results = await Promise.allSettled([
-        a.signAndSaveReceipt!(again.draft, keyObjectOf(again.signer)!),
-        a.signAndSaveReceipt!(other.draft, keyObjectOf(other.signer)!),
+        a.signAndSaveReceipt(again.draft, keyObjectOf(again.signer)!),
+        a.signAndSaveReceipt(other.draft, keyObjectOf(other.signer)!),
       ]);
       expect(results[0]).toMatchObject({ status: 'rejected', reason: { code: expect.stringMatching(/^SQLITE_CONSTRAINT/) } });
       expect(results[1].status).toBe('fulfilled');

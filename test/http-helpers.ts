@@ -125,14 +125,12 @@ export function countUnitWithReceipt(store: App['store']): () => number {
     count++;
     return withUnit(...args);
   };
-  // The same write for a receipt the store signs itself (the embedded store's writer thread).
-  const signed = store.consumeAllowanceAndSignAndSaveReceipt?.bind(store);
-  if (signed) {
-    store.consumeAllowanceAndSignAndSaveReceipt = (...args) => {
-      count++;
-      return signed(...args);
-    };
-  }
+  // The same write for a receipt the store signs as it stores it.
+  const signed = store.consumeAllowanceAndSignAndSaveReceipt.bind(store);
+  store.consumeAllowanceAndSignAndSaveReceipt = (...args) => {
+    count++;
+    return signed(...args);
+  };
   return () => count;
 }
 

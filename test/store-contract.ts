@@ -592,7 +592,7 @@ export function defineStoreContract(name: string, harness: StoreHarness): void {
           key('k-20260201-cccccccccccc', '2026-02-01T00:00:00Z', { privateKey: 'sealed' }),
           key('k-20260301-dddddddddddd', '2026-03-01T00:00:00Z', { status: 'retired', notAfter: '2026-03-02T00:00:00Z' }),
         ]);
-        expect(await store.check?.()).toBeNull();
+        expect(await store.check()).toBeNull();
       });
     });
 

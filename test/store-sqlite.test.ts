@@ -152,7 +152,7 @@ describe('sqlite specifics', () => {
           }
         })();
         await Promise.all([...writers, sampler]);
-        const h = s.walRestarts!();
+        const h = s.walRestarts();
         expect(h.counts).toHaveLength(h.bounds.length + 1);
         restarts = h.counts.reduce((a, b) => a + b, 0);
         restartSeconds = h.sum;
@@ -246,13 +246,13 @@ describe('sqlite specifics', () => {
   it('worker writer: every WAL sync that made receipts durable is counted in walSyncs()', async () => {
     const s = createSqliteOffloadStore({ file: join(dir, 'syncs', 'verifier.db') });
     try {
-      expect(s.walSyncs?.().counts.reduce((a, b) => a + b, 0)).toBe(0);
+      expect(s.walSyncs().counts.reduce((a, b) => a + b, 0)).toBe(0);
       // One at a time (each its own commit and sync), then 20 at once (one or a few syncs for all).
       for (let i = 0; i < 5; i++) await s.saveReceipt(receipt('agent-sync', `2026-11-30T00:00:0${i}Z`, 'pass'));
-      const one = s.walSyncs!();
+      const one = s.walSyncs();
       expect(one.counts.reduce((a, b) => a + b, 0)).toBe(5);
       await Promise.all(Array.from({ length: 20 }, (_, i) => s.saveReceipt(receipt('agent-sync', `2026-11-30T00:01:${String(i).padStart(2, '0')}Z`, 'pass'))));
-      const all = s.walSyncs!();
+      const all = s.walSyncs();
       const count = all.counts.reduce((a, b) => a + b, 0);
       expect(count).toBeGreaterThan(5);
       expect(count).toBeLessThan(25);
@@ -260,7 +260,7 @@ describe('sqlite specifics', () => {
       expect(all.sum).toBeGreaterThan(one.sum);
       // Allowance writes are not synced on their own: no more syncs.
       await s.consumeAllowance('c-sync', '2026-11-30', 10);
-      expect(s.walSyncs!().counts.reduce((a, b) => a + b, 0)).toBe(count);
+      expect(s.walSyncs().counts.reduce((a, b) => a + b, 0)).toBe(count);
     } finally {
       await s.close();
     }
@@ -300,13 +300,13 @@ describe('sqlite specifics', () => {
     const other = new Database(f);
     const total = (h: { counts: number[] }) => h.counts.reduce((a, b) => a + b, 0);
     try {
-      const none = s.writeWaits!();
+      const none = s.writeWaits();
       expect([total(none.allowance), total(none.receipt), total(none.log)]).toEqual([0, 0, 0]);
       for (let i = 0; i < 3; i++) await s.saveReceipt(receipt('agent-wait', `2026-11-30T00:00:0${i}Z`, 'pass'));
       await s.consumeAllowance('c-wait', '2026-11-30', 10);
       await s.refundAllowance('c-wait', '2026-11-30');
       await s.saveReceipts([receipt('agent-wait', '2026-11-30T00:01:00Z', 'fail'), receipt('agent-wait', '2026-11-30T00:01:01Z', 'pass')]);
-      const some = s.writeWaits!();
+      const some = s.writeWaits();
       // One observation per call, not per row: the batch of two is one wait.
       expect([total(some.allowance), total(some.receipt), total(some.log)]).toEqual([2, 4, 0]);
       expect(some.receipt.counts).toHaveLength(some.receipt.bounds.length + 1);
@@ -317,7 +317,7 @@ describe('sqlite specifics', () => {
       await new Promise((r) => setTimeout(r, 60));
       other.prepare('COMMIT').run();
       await saved;
-      const after = s.writeWaits!();
+      const after = s.writeWaits();
       // (The first call of all also waited for the writer thread to start, so it may be past 50 ms too.)
       const over50ms = (h: { bounds: readonly number[]; counts: number[] }) => h.counts.slice(h.bounds.findIndex((x) => x >= 0.05) + 1).reduce((a, b) => a + b, 0);
       expect(over50ms(after.receipt) - over50ms(some.receipt)).toBe(1);

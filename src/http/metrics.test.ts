@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { NO_STORE_METRICS } from '../store/store.js';
 import { createHttpMetrics, registerStoreMetrics } from './metrics.js';
 
 function gauge(text: string, name: string): number {
@@ -31,7 +32,7 @@ describe('metrics: the store\'s WAL syncs', () => {
   it('are a Prometheus histogram: cumulative buckets, the last one +Inf, with sum and count', async () => {
     const metrics = createHttpMetrics({ defaultMetrics: false });
     let stats = { bounds: [0.001, 0.01], counts: [3, 2, 1], sum: 0.5 };
-    registerStoreMetrics(metrics.registry, { walSyncs: () => stats });
+    registerStoreMetrics(metrics.registry, { ...NO_STORE_METRICS, walSyncs: () => stats });
     const text = await metrics.registry.metrics();
     expect(text).toContain('# TYPE aov_store_wal_sync_seconds histogram');
     expect(text).toContain('aov_store_wal_sync_seconds_bucket{le="0.001"} 3\n');
@@ -48,7 +49,7 @@ describe('metrics: the store\'s WAL syncs', () => {
     const metrics = createHttpMetrics({ defaultMetrics: false });
     const syncs = { bounds: [0.001, 0.01], counts: [3, 2, 1], sum: 0.5 };
     const restarts = { bounds: [0.001, 0.01], counts: [0, 1, 1], sum: 0.025 };
-    registerStoreMetrics(metrics.registry, { walSyncs: () => syncs, walRestarts: () => restarts });
+    registerStoreMetrics(metrics.registry, { ...NO_STORE_METRICS, walSyncs: () => syncs, walRestarts: () => restarts });
     const lines = (await metrics.registry.metrics()).split('\n');
     expect(lines).toEqual(
       expect.arrayContaining([
@@ -73,7 +74,7 @@ describe("metrics: the store's write waits", () => {
       receipt: { bounds, counts: [0, 4, 2], sum: 0.2 },
       log: { bounds, counts: [0, 0, 0], sum: 0 },
     };
-    registerStoreMetrics(metrics.registry, { writeWaits: () => waits });
+    registerStoreMetrics(metrics.registry, { ...NO_STORE_METRICS, writeWaits: () => waits });
     const lines = (await metrics.registry.metrics()).split('\n');
     // One series per label, each cumulative up to its own +Inf, with its own sum and count.
     expect(lines).toEqual(
@@ -87,9 +88,17 @@ describe("metrics: the store's write waits", () => {
         'aov_store_write_wait_seconds_count{write="log"} 0',
       ]),
     );
-    // No WAL sync histogram was offered, so none is printed.
+    // The WAL sync histogram is empty (not kept), so none is printed.
     expect(lines.some((l) => l.includes('aov_store_wal_sync_seconds'))).toBe(false);
     waits = { ...waits, receipt: { bounds, counts: [0, 4, 3], sum: 0.3 } };
     expect(await metrics.registry.metrics()).toContain('aov_store_write_wait_seconds_count{write="receipt"} 7\n');
+  });
+});
+
+describe("metrics: a store that keeps no histograms (PostgreSQL)", () => {
+  it('prints none of the store metrics', async () => {
+    const metrics = createHttpMetrics({ defaultMetrics: false });
+    registerStoreMetrics(metrics.registry, NO_STORE_METRICS);
+    expect(await metrics.registry.metrics()).not.toContain('aov_store_');
   });
 });

@@ -9,7 +9,7 @@
  * stall on the request path shows up as a max far above the p99.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { DurationHistogram, StoreWrite } from '../store/store.js';
+import type { DurationHistogram, StoreMetrics } from '../store/store.js';
 
 export interface HttpMetrics {
   registry: Registry;
@@ -96,41 +96,36 @@ export function registerRunMetrics(registry: Registry, read: () => RunCounts): v
   });
 }
 
-/** What the store offers /metrics (each optional: only the embedded SQLite store's writer thread has them). */
-export interface StoreMetricSources {
-  walSyncs?: () => DurationHistogram;
-  walRestarts?: () => DurationHistogram;
-  writeWaits?: () => Record<StoreWrite, DurationHistogram>;
-}
-
 /**
  * The store's histograms, read from the store when /metrics is scraped (cumulative buckets, sum, count):
  * - aov_store_wal_sync_seconds: the WAL syncs; every receipt waits for one;
  * - aov_store_wal_restart_seconds: how long each start-over of the WAL held every write back;
  * - aov_store_write_wait_seconds{write}: how long calls on the HTTP thread waited for the writer thread to answer, by
  *   what they wrote (a request's allowance unit and receipt, the log's appends).
+ * Only the embedded store's writer and checkpointer threads keep them; a histogram a store does not keep is
+ * empty (no buckets), and a metric with nothing but empty histograms is not registered.
  */
-export function registerStoreMetrics(registry: Registry, sources: StoreMetricSources): void {
-  const { walSyncs, walRestarts, writeWaits } = sources;
-  if (walSyncs) {
+export function registerStoreMetrics(registry: Registry, store: StoreMetrics): void {
+  const kept = (hs: DurationHistogram[]) => hs.some((h) => h.counts.length > 0);
+  if (kept([store.walSyncs()])) {
     histogramMetric(registry, 'aov_store_wal_sync_seconds', 'Disk syncs of the SQLite WAL that make committed receipts durable (a receipt is answered after its sync).', () => [
-      { labels: {}, h: walSyncs() },
+      { labels: {}, h: store.walSyncs() },
     ]);
   }
-  if (walRestarts) {
+  if (kept([store.walRestarts()])) {
     histogramMetric(
       registry,
       'aov_store_wal_restart_seconds',
       'Time each start-over of the SQLite WAL (a RESTART checkpoint, once the WAL is past its bound) held every write back.',
-      () => [{ labels: {}, h: walRestarts() }],
+      () => [{ labels: {}, h: store.walRestarts() }],
     );
   }
-  if (writeWaits) {
+  if (kept(Object.values(store.writeWaits()))) {
     histogramMetric(
       registry,
       'aov_store_write_wait_seconds',
       "Time a call on the HTTP thread waited for the SQLite writer thread's answer, by what it wrote: the batch in flight, the transaction and, for receipts, the WAL sync.",
-      () => Object.entries(writeWaits()).map(([write, h]) => ({ labels: { write }, h })),
+      () => Object.entries(store.writeWaits()).map(([write, h]) => ({ labels: { write }, h })),
     );
   }
 }

@@ -21,7 +21,7 @@ import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSyn
 import path from 'node:path';
 import { privateKeyFromPem, rawPublicKeyBase64 } from '../receipts/ed25519.js';
 import { decryptPrivateKey, encryptPrivateKey } from '../receipts/key-store.js';
-import type { LogNoteKeyRecord } from '../store/store.js';
+import type { LogNoteKeyRecord, LogNoteKeyStore } from '../store/store.js';
 import { createNoteSigner, noteVerifierKey, type NoteSigner } from './note.js';
 
 export function defaultNoteKeyFile(dataDir: string): string {
@@ -56,15 +56,8 @@ function readKeyFile(file: string): KeyObject {
   return privateKeyFromPem(readFileSync(file, 'utf8'), file);
 }
 
-/** The store rows this module reads and writes (the Store interface implements it). */
-export interface NoteKeyStore {
-  logNoteKey(name: string): Promise<LogNoteKeyRecord | null>;
-  addLogNoteKey(key: LogNoteKeyRecord): Promise<LogNoteKeyRecord>;
-  sealLogNoteKey(name: string, publicKey: string, privateKey: string): Promise<boolean>;
-}
-
 export interface NoteKeyOptions {
-  store: NoteKeyStore;
+  store: LogNoteKeyStore;
   /** The key name: the log origin (public host + `/log`). */
   name: string;
   /** LOG_NOTE_KEY_FILE: the key in file mode; in database mode only read, once, to import an existing key. */

@@ -25,29 +25,13 @@ import { getTransactionDecoder } from '@solana/kit';
 import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import { ApiError } from '../errors.js';
 import type { PaidResource, SettlementPending } from '../service/pipeline.js';
-import type { PaymentEventKind, PaymentKey, PaymentReservation, PendingSettlement, ReceiptRecord, Store } from '../store/store.js';
+import type { PaymentEventKind, PaymentKey, PaymentReservation, PaymentStore, PendingSettlement, ReceiptRecord, ReceiptStore } from '../store/store.js';
 import type { PaidRoute, PaymentConfig, PaymentNetworkConfig } from './config.js';
 import { httpDiscovery, mcpDiscovery } from './discovery.js';
 import { facilitatorDetail, publicReason, publicSettlement, reasonSentence } from './facilitator-errors.js';
 
-/** The store methods the gate uses (a subset of Store, so tests can pass a small fake). */
-export type PaymentStore = Pick<
-  Store,
-  | 'reservePayment'
-  | 'paymentReservation'
-  | 'releasePayment'
-  | 'settlePayment'
-  | 'recordPaymentEvent'
-  | 'saveReceipt'
-  | 'saveReceipts'
-  | 'getReceipt'
-  | 'savePendingSettlement'
-  | 'setPendingTransaction'
-  | 'pendingSettlement'
-  | 'pendingSettlements'
-  | 'deletePendingSettlement'
-  | 'markPendingSettled'
->;
+/** The store ports the gate uses: the payments, and the receipts it publishes once they are paid for. */
+export type PaymentGateStore = PaymentStore & Pick<ReceiptStore, 'saveReceipt' | 'saveReceipts' | 'getReceipt'>;
 
 /**
  * What the chain says about a settlement transaction (the built-in facilitator can tell; a hosted one cannot):
@@ -58,7 +42,7 @@ export type TransactionStatusCheck = (network: string, transaction: string, paym
 
 export interface PaymentGateOptions {
   config: PaymentConfig;
-  store: PaymentStore;
+  store: PaymentGateStore;
   facilitator: FacilitatorClient;
   serviceName?: string;
   /** Injected clock (ms), used for the validity-window check and ledger timestamps. */

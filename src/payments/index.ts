@@ -7,7 +7,7 @@ import { HTTPFacilitatorClient, type FacilitatorClient } from '@x402/core/server
 import type { FacilitatorEvmSigner } from '@x402/evm';
 import type { FacilitatorSvmSigner } from '@x402/svm';
 import type { PaymentConfig } from './config.js';
-import { createPaymentGate, type PaymentGate, type PaymentStore, type TransactionStatusCheck } from './gate.js';
+import { createPaymentGate, type PaymentGate, type PaymentGateStore, type TransactionStatusCheck } from './gate.js';
 import { createLocalFacilitator, createViemFacilitatorSigner, type LocalFacilitator } from './local-facilitator.js';
 import { createSvmFacilitatorSigner, readSvmKeyFile, type SvmSettlementSigner } from './svm-signer.js';
 import { ConfigError } from '../config-values.js';
@@ -22,7 +22,7 @@ export type { SvmFacilitatorSignerOptions, SvmSettlementSigner, SvmTransactionSt
 
 export interface PaymentsOptions {
   config: PaymentConfig;
-  store: PaymentStore;
+  store: PaymentGateStore;
   serviceName?: string;
   /** Override the local facilitator's EVM signer (tests, or a custom wallet). */
   evmSigner?: FacilitatorEvmSigner;

@@ -16,10 +16,10 @@
 import path from 'node:path';
 import { createKeyRing, type KeyRing, type PublicKeyInfo } from '../receipts/key-ring.js';
 import { createDatabaseKeyRing, publicKeyInfo } from '../receipts/key-store.js';
-import type { SigningKeyRecord, Store } from '../store/store.js';
+import type { KeyStore, SigningKeyRecord } from '../store/store.js';
 
 export interface SigningKeysOptions {
-  store: Store;
+  store: KeyStore;
   dataDir: string;
   /** The key-encryption key: database mode when set. */
   keyEncryptionKey: Buffer | null;

@@ -11,7 +11,8 @@ import { checkDraftKey, finishReceipt, sealReceipt, type UnsignedReceipt } from 
 import { keyObjectOf } from '../receipts/key-ring.js';
 import { rfc3339Seconds } from '../receipts/time.js';
 import type { CheckpointRef } from '../log/index.js';
-import type { ReputationPage, Store } from '../store/store.js';
+import type { TransparencyLogStore } from '../store/log-store.js';
+import type { AllowanceStore, ReceiptStore, ReputationPage } from '../store/store.js';
 import { receiptRecord } from './pipeline.js';
 import type { AllowanceInfo, ClientContext, SignedResult, VerifierService } from './types.js';
 
@@ -28,8 +29,11 @@ export interface TrustScoreLike {
   inputs: object;
 }
 
+/** The store ports the service uses: the allowance, the receipts, and the logged history a score is computed from. */
+export type VerifierServiceStore = AllowanceStore & ReceiptStore & Pick<TransparencyLogStore, 'logAgentResults'>;
+
 export interface VerifierServiceDeps {
-  store: Store;
+  store: VerifierServiceStore;
   attestor: AttestorLike;
   /** The trust-score function over an agent's non-test history. */
   computeTrustScore(results: Array<{ result: 'pass' | 'fail'; verifiedAt: string }>, now: Date): TrustScoreLike;
@@ -47,7 +51,10 @@ export interface VerifierServiceDeps {
   checkpoint?: () => Promise<CheckpointRef>;
 }
 
-/** The private key to hand to the store for this draft, or undefined when it must be signed here. */
+/**
+ * The private key of the key this draft was made for, handed to the store that signs and stores it; undefined
+ * for a signer that is not a key ring's (it signs where it is: see keyObjectOf).
+ */
 function signingKeyOf(unsigned: UnsignedReceipt): KeyObject | undefined {
   checkDraftKey(unsigned.draft, unsigned.signer);
   return keyObjectOf(unsigned.signer);
@@ -122,29 +129,29 @@ export function createVerifierService(deps: VerifierServiceDeps): VerifierServic
       await store.refundAllowanceUnits(client.clientKey, dayOf(deps.clock()).day, units);
     },
 
-    // Durable before anyone sees it: a receipt that reached a client is never lost. A store that can sign
-    // on its writer thread signs the receipt there as it stores it; Ed25519 is deterministic, so the
+    // Durable before anyone sees it: a receipt that reached a client is never lost. The store signs the
+    // receipt as it stores it (the embedded store on its writer thread); Ed25519 is deterministic, so the
     // bytes are the same wherever the signature is made.
     async saveReceipt(unsigned: UnsignedReceipt) {
-      const key = store.signAndSaveReceipt ? signingKeyOf(unsigned) : undefined;
+      const key = signingKeyOf(unsigned);
       if (key === undefined) {
         const receipt = finishReceipt(unsigned.draft, unsigned.signer);
         await store.saveReceipt(receiptRecord(receipt));
         return receipt;
       }
-      return sealReceipt(unsigned.draft, await store.signAndSaveReceipt!(unsigned.draft, key));
+      return sealReceipt(unsigned.draft, await store.signAndSaveReceipt(unsigned.draft, key));
     },
 
     async consumeAllowanceAndSave(client: ClientContext, unsigned: UnsignedReceipt) {
       const now = deps.clock();
       const day = dayOf(now).day;
-      const key = store.consumeAllowanceAndSignAndSaveReceipt ? signingKeyOf(unsigned) : undefined;
+      const key = signingKeyOf(unsigned);
       if (key === undefined) {
         const receipt = finishReceipt(unsigned.draft, unsigned.signer);
         const state = await store.consumeAllowanceAndSaveReceipt(client.clientKey, day, deps.freeAllowance, receiptRecord(receipt));
         return { allowance: info(state, now), receipt: state.allowed ? receipt : null };
       }
-      const state = await store.consumeAllowanceAndSignAndSaveReceipt!(client.clientKey, day, deps.freeAllowance, unsigned.draft, key);
+      const state = await store.consumeAllowanceAndSignAndSaveReceipt(client.clientKey, day, deps.freeAllowance, unsigned.draft, key);
       return { allowance: info(state, now), receipt: state.signature !== null ? sealReceipt(unsigned.draft, state.signature) : null };
     },
 

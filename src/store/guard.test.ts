@@ -1,7 +1,7 @@
 /**
  * @module The store guard: faults become 503 `unavailable` with Retry-After,
- * other errors pass through untouched, readiness reports the last fault until a
- * write succeeds, and a refund that could not reach the database is retried
+ * other errors pass through untouched, readiness reports a fault until the
+ * store commits again, and a refund that could not reach the database is retried
  * until it does.
  */
 import { describe, expect, it } from 'vitest';
@@ -30,6 +30,10 @@ function fakeStore(state: { down: boolean; refunds: number }): Store {
     async health() {
       return true;
     },
+    async check() {
+      return state.down ? 'database unreachable' : null;
+    },
+    async close() {},
   } as unknown as Store;
 }
 
@@ -58,7 +62,7 @@ describe('guardStore', () => {
     for (let i = 0; i < 50 && g.queuedRefunds() > 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(g.queuedRefunds()).toBe(0);
     expect(state.refunds).toBe(1);
-    await g.close?.();
+    await g.close();
   });
 
   it('a refund of a batch (N units) during an outage is kept whole and made once the database is back', async () => {
@@ -70,6 +74,6 @@ describe('guardStore', () => {
     for (let i = 0; i < 50 && g.queuedRefunds() > 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(g.queuedRefunds()).toBe(0);
     expect(state.refunds).toBe(7);
-    await g.close?.();
+    await g.close();
   });
 });

@@ -1,10 +1,11 @@
 /**
  * @module Wraps any store so that its faults fail closed and tell the truth:
  * a fault (database unreachable, disk full, file gone…) becomes a retryable
- * 503 `unavailable` instead of a 500; the last fault is remembered so that
- * readiness reports it until the store commits again; and an allowance refund
- * that could not reach the database is retried in the background until it does,
- * so an error is never charged, also when the error was the database going away.
+ * 503 `unavailable` instead of a 500; readiness is the store's own check (a
+ * small commit), so it reports a fault until the store commits again; and an
+ * allowance refund that could not reach the database is retried in the
+ * background until it does, so an error is never charged, also when the error
+ * was the database going away.
  */
 import { isApiError } from '../errors.js';
 import { storeFaultReason, storeUnavailableError } from './faults.js';
@@ -26,15 +27,10 @@ export interface GuardedStore {
   queuedRefunds(): number;
 }
 
-/** Methods whose success proves the store commits again. */
-const WRITES = new Set(['saveReceipt', 'saveReceipts', 'consumeAllowanceAndSaveReceipt', 'signAndSaveReceipt', 'consumeAllowanceAndSignAndSaveReceipt', 'consumeAllowance', 'takeAllowance', 'refundAllowance', 'refundAllowanceUnits', 'reservePayment', 'recordPaymentEvent']);
 /** Left alone: lifecycle, the guard's own readiness probe and the sync and wait statistics (reads of memory). */
 const UNGUARDED = new Set(['close', 'health', 'check', 'then', 'walSyncs', 'walRestarts', 'writeWaits']);
 
 export function guardStore<S extends Store>(inner: S, options: StoreGuardOptions = {}): S & GuardedStore {
-  let lastFault: { at: number; reason: string } | null = null;
-  let lastWriteOk = 0;
-  let seq = 0;
   /** [clientKey, day, units]: one unit from refundAllowance, `units` from refundAllowanceUnits. */
   const refunds: Array<[string, string, number]> = [];
   const maxRefunds = options.maxQueuedRefunds ?? 100_000;
@@ -44,7 +40,6 @@ export function guardStore<S extends Store>(inner: S, options: StoreGuardOptions
   const fault = (err: unknown): never => {
     const reason = storeFaultReason(err);
     if (reason === null || isApiError(err)) throw err;
-    lastFault = { at: ++seq, reason };
     try {
       options.onFault?.(reason, err);
     } catch {
@@ -79,17 +74,11 @@ export function guardStore<S extends Store>(inner: S, options: StoreGuardOptions
     async readiness() {
       if (closed) return 'store closed';
       try {
-        const own = typeof inner.check === 'function' ? await inner.check() : (await inner.health()) ? null : 'database unreachable';
-        if (own !== null) return own;
-        // inner.check() commits a probe: the store writes again.
-        if (typeof inner.check === 'function') {
-          lastWriteOk = ++seq;
-          return null;
-        }
+        // A commit of the store's own: null once the store writes again.
+        return await inner.check();
       } catch (err) {
         return storeFaultReason(err) ?? 'database check failed';
       }
-      return lastFault && lastFault.at > lastWriteOk ? lastFault.reason : null;
     },
     queuedRefunds: () => refunds.length,
   };
@@ -124,23 +113,16 @@ export function guardStore<S extends Store>(inner: S, options: StoreGuardOptions
           return Promise.reject(err).catch(fault);
         }
         if (!(out instanceof Promise)) return out;
-        return out.then(
-          (v) => {
-            if (WRITES.has(prop)) lastWriteOk = ++seq;
-            return v;
-          },
-          (err: unknown) => {
-            if ((prop === 'refundAllowance' || prop === 'refundAllowanceUnits') && storeFaultReason(err) !== null && !isApiError(err)) {
-              // Given back once the database is back: the caller's error is never charged.
-              if (refunds.length >= maxRefunds) refunds.shift();
-              refunds.push([args[0] as string, args[1] as string, prop === 'refundAllowance' ? 1 : (args[2] as number)]);
-              scheduleRefunds();
-              lastFault = { at: ++seq, reason: storeFaultReason(err)! };
-              return undefined;
-            }
-            return fault(err);
-          },
-        );
+        return out.catch((err: unknown) => {
+          if ((prop === 'refundAllowance' || prop === 'refundAllowanceUnits') && storeFaultReason(err) !== null && !isApiError(err)) {
+            // Given back once the database is back: the caller's error is never charged.
+            if (refunds.length >= maxRefunds) refunds.shift();
+            refunds.push([args[0] as string, args[1] as string, prop === 'refundAllowance' ? 1 : (args[2] as number)]);
+            scheduleRefunds();
+            return undefined;
+          }
+          return fault(err);
+        });
       };
       wrappers.set(prop, { fn: value, wrapped });
       return wrapped;

@@ -11,7 +11,25 @@ import { createSqliteOffloadStore } from './sqlite-offload.js';
 import { guardStore, type GuardedStore } from './guard.js';
 import type { Store } from './store.js';
 
-export type { AllowanceState, HistoryEntry, PaymentEvent, PaymentEventKind, PaymentKey, PendingSettlement, ReceiptRecord, ReputationPage, Store } from './store.js';
+export type {
+  AllowanceState,
+  AllowanceStore,
+  HistoryEntry,
+  KeyStore,
+  LogNoteKeyStore,
+  PaymentEvent,
+  PaymentEventKind,
+  PaymentKey,
+  PaymentStore,
+  PendingSettlement,
+  ReceiptRecord,
+  ReceiptStore,
+  ReputationPage,
+  Store,
+  StoreMetrics,
+  StoreOps,
+} from './store.js';
+export type { TransparencyLogStore } from './log-store.js';
 export { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from './postgres.js';
 export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './sqlite.js';
 export { createSqliteOffloadStore, type SqliteOffloadStoreOptions } from './sqlite-offload.js';
@@ -43,6 +61,16 @@ export interface OpenStoreOptions {
 
 function isPostgresUrl(url: string | null | undefined): url is string {
   return typeof url === 'string' && /^postgres(ql)?:\/\//i.test(url);
+}
+
+/**
+ * Whether the store that openStore(options) opens signs receipts on a writer thread of its own (the embedded
+ * store with `writer: 'worker'`), deriving each signing input there from the receipt's text; the others sign on
+ * the calling thread, where a signing input drafted with the verdict (in a verification worker) saves that walk.
+ */
+export function signsOnWriterThread(options: Pick<OpenStoreOptions, 'databaseUrl' | 'writer'>): boolean {
+  // No database URL: the embedded store.
+  return !options.databaseUrl && options.writer === 'worker';
 }
 
 /**

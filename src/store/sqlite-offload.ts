@@ -349,7 +349,7 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
     async check(): Promise<string | null> {
       if (failure) return 'store writer stopped';
       if (closing) return 'store closed';
-      return base.check!();
+      return base.check();
     },
 
     close(): Promise<void> {

@@ -46,7 +46,8 @@ import { createSqliteValidationQueue } from '../erc8004/queue-sqlite.js';
 import { SQLITE_WRITE_SQL } from './sqlite-sql.js';
 import { SQLITE_MIGRATIONS, type Migration } from './migrations/sqlite.js';
 import { StoreFaultError } from './faults.js';
-import type { AllowanceState, PaymentEvent, PaymentKey, PaymentReservation, PendingSettlement, ReceiptRecord, ReputationPage, SigningKeyRecord, LogNoteKeyRecord, Store } from './store.js';
+import { signHereAndSave, signHereAndSaveWithUnit } from './sign-here.js';
+import { NO_STORE_METRICS, type AllowanceState, type PaymentEvent, type PaymentKey, type PaymentReservation, type PendingSettlement, type ReceiptRecord, type ReputationPage, type SigningKeyRecord, type LogNoteKeyRecord, type Store } from './store.js';
 
 /** The part of the better-sqlite3 API this store uses (the package ships no types). */
 interface SqliteStatement {
@@ -84,8 +85,6 @@ export interface SqliteStoreOptions {
 }
 
 export interface SqliteStore extends Store {
-  /** Applied migration versions, ascending (for operators and tests). */
-  appliedMigrations(): Promise<number[]>;
   /**
    * Throws a StoreFaultError when the database file is no longer the one this
    * store opened (removed or replaced): SQLite would keep writing into the
@@ -198,6 +197,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const store: SqliteStore = {
     ...log,
     erc8004: createSqliteValidationQueue(db),
+    // On this thread there is no writer thread to measure (createSqliteOffloadStore has one).
+    ...NO_STORE_METRICS,
 
     async migrate() {
       runMigrations(db, SQLITE_MIGRATIONS);
@@ -275,6 +276,9 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       assertFile();
       return state;
     },
+
+    signAndSaveReceipt: (record, key) => signHereAndSave(store, record, key),
+    consumeAllowanceAndSignAndSaveReceipt: (clientKey, day, limit, record, key) => signHereAndSaveWithUnit(store, clientKey, day, limit, record, key),
 
     async saveReceipts(records: readonly ReceiptRecord[]): Promise<void> {
       if (records.length === 0) return;

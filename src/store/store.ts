@@ -1,8 +1,11 @@
 /**
- * @module The store interface. SQLite (embedded default) and PostgreSQL (scale-out)
- * implement the same semantics: an exact allowance counter under concurrency
- * (also across processes sharing one database), receipts durable before a response
- * is sent, per-agent reputation queries, and exactly-once payment reservations.
+ * @module The store's ports, one per concern (allowance, receipts, payments, keys, the
+ * transparency log, the database itself, its metrics), every method required: a caller
+ * takes the narrowest port it uses, and never asks a store what it can do. SQLite
+ * (embedded default) and PostgreSQL (scale-out) implement all of them with the same
+ * semantics: an exact allowance counter under concurrency (also across processes
+ * sharing one database), receipts durable before a response is sent, per-agent
+ * reputation queries, and exactly-once payment reservations.
  */
 
 import type { KeyObject } from 'node:crypto';
@@ -25,13 +28,18 @@ export interface ReceiptRecord {
 }
 
 /**
- * A receipt to be signed by the store as it stores it (see Store.signAndSaveReceipt): its record
- * without the text, plus the unsigned response text. The store derives what the signature is over from
- * that text (signingInputOfText of src/receipts/v1/attestation.ts, under the verify context) and appends
- * the attestation block to it (signedResponseText). A receipt draft (src/receipts/issue-receipt.ts) is one.
+ * A receipt to be signed as it is stored (see ReceiptStore.signAndSaveReceipt): its record without the
+ * text, plus the unsigned response text. What the signature is over is derived from that text
+ * (signingInputOfText of src/receipts/v1/attestation.ts, under the verify context) and the attestation
+ * block is appended to it (signedResponseText). A receipt draft (src/receipts/issue-receipt.ts) is one.
  */
 export interface UnsignedReceiptRecord extends Omit<ReceiptRecord, 'receipt'> {
   unsignedText: string;
+  /**
+   * The signing input when the draft already carries it (the same bytes signingInputOfText derives): a
+   * store signing on the calling thread uses it rather than walk the text again; the writer thread derives its own.
+   */
+  input?: string;
 }
 
 export interface AllowanceState {
@@ -174,10 +182,8 @@ export interface LogNoteKeyRecord {
   createdAt: string;
 }
 
-export interface Store extends TransparencyLogStore {
-  /** Create or upgrade the schema (versioned migrations). Idempotent. */
-  migrate(): Promise<void>;
-
+/** The free allowance: an exact per-client, per-day counter (also across processes sharing one database). */
+export interface AllowanceStore {
   /**
    * Atomically take one unit of `clientKey`'s allowance for `day` (YYYY-MM-DD, UTC).
    * Exactly `limit` calls per day succeed, even under concurrency and across processes.
@@ -197,9 +203,20 @@ export interface Store extends TransparencyLogStore {
   refundAllowanceUnits(clientKey: string, day: string, units: number): Promise<void>;
   /** Delete allowance rows of days before `beforeDay` (YYYY-MM-DD); returns how many. */
   pruneAllowance(beforeDay: string): Promise<number>;
+}
 
+/**
+ * Receipts: durable before a response is sent, byte-identical on read, and the per-agent history
+ * reputation and the trust score read. Every write also queues the receipt for the transparency log.
+ */
+export interface ReceiptStore {
   /** Durably store a receipt; resolves only once it is committed. */
   saveReceipt(record: ReceiptRecord): Promise<void>;
+  /**
+   * Durably store several receipts in one transaction: all are committed (and queued for the
+   * transparency log, as single receipts are) or none is. Resolves only once committed.
+   */
+  saveReceipts(records: readonly ReceiptRecord[]): Promise<void>;
   /**
    * consumeAllowance and saveReceipt in one transaction: the unit is taken and the receipt stored
    * together, or, when no unit is left, nothing is written and `allowed` is false with the current
@@ -208,37 +225,34 @@ export interface Store extends TransparencyLogStore {
    */
   consumeAllowanceAndSaveReceipt(clientKey: string, day: string, limit: number, record: ReceiptRecord): Promise<AllowanceState>;
   /**
-   * Optional, for a store whose writes run on a thread of its own (the embedded SQLite store): sign a
-   * receipt there with `key` (Ed25519 over the signing input of `record.unsignedText`) and store its signed text, in the step that
-   * stores it, so the signature costs the HTTP thread nothing. Resolves with the signature (standard
-   * base64) once committed, as saveReceipt. The caller builds the same text from it (sealReceipt).
-   * Stores without it are given receipts signed by the caller.
+   * Sign a receipt with `key` (Ed25519 over the signing input of `record.unsignedText`, by the receipts code
+   * in src/receipts/v1/sign-text.ts) and store its signed text, as saveReceipt. Resolves with the signature
+   * (standard base64) once committed; the caller builds the same text from it (sealReceipt). Where the
+   * signature is made is the store's business: the embedded store's writer thread signs in the step that
+   * stores the receipt, so it costs the HTTP thread nothing; the others sign on the calling thread.
    */
-  signAndSaveReceipt?(record: UnsignedReceiptRecord, key: KeyObject): Promise<string>;
+  signAndSaveReceipt(record: UnsignedReceiptRecord, key: KeyObject): Promise<string>;
   /**
-   * Optional: consumeAllowanceAndSaveReceipt for a receipt signed as in signAndSaveReceipt. The
-   * signature is returned only with a stored receipt (null when no unit was left: nothing stored).
+   * consumeAllowanceAndSaveReceipt for a receipt signed as in signAndSaveReceipt. The signature is
+   * returned only with a stored receipt (null when no unit was left: nothing stored).
    */
-  consumeAllowanceAndSignAndSaveReceipt?(
+  consumeAllowanceAndSignAndSaveReceipt(
     clientKey: string,
     day: string,
     limit: number,
     record: UnsignedReceiptRecord,
     key: KeyObject,
   ): Promise<AllowanceState & { signature: string | null }>;
-  /**
-   * Durably store several receipts in one transaction: all are committed (and queued for the
-   * transparency log, as single receipts are) or none is. Resolves only once committed.
-   */
-  saveReceipts(records: readonly ReceiptRecord[]): Promise<void>;
   /** The exact stored receipt text, or null. */
   getReceipt(verificationId: string): Promise<string | null>;
-
   /** Counts and newest-first history of an agent, paged by cursor. */
   reputation(agentId: string, page: { limit: number; cursor?: string | null }): Promise<ReputationPage>;
   /** Every (result, verified_at) of an agent, for the trust score. Oldest first. */
   agentResults(agentId: string): Promise<Array<{ result: 'pass' | 'fail'; verifiedAt: string }>>;
+}
 
+/** x402 payments: exactly-once reservations, pending settlements with their invisible receipts, and the ledger. */
+export interface PaymentStore {
   /** Reserve a payment key for one request; false when it was already reserved or used (replay). */
   reservePayment(key: PaymentKey, requestHash: string): Promise<boolean>;
   /** The reservation of a payment key (reserved or settled), or null when it is free. */
@@ -268,7 +282,10 @@ export interface Store extends TransparencyLogStore {
   recordPaymentEvent(event: PaymentEvent): Promise<void>;
   /** The ledger, for tests and operators. */
   paymentEvents(filter?: { verificationId?: string }): Promise<PaymentEvent[]>;
+}
 
+/** The receipt signing keys' public state (and, in database key mode, their encrypted private keys). */
+export interface KeyStore {
   /** Every signing key ever recorded, oldest first. */
   signingKeys(): Promise<SigningKeyRecord[]>;
   /**
@@ -282,7 +299,10 @@ export interface Store extends TransparencyLogStore {
    * when any key is already recorded (concurrent first starts agree on one key).
    */
   addSigningKey(key: SigningKeyRecord, options?: { onlyIfEmpty?: boolean }): Promise<boolean>;
+}
 
+/** The transparency log's note key of each log origin (src/log/note-key.ts). */
+export interface LogNoteKeyStore {
   /** The log note key recorded for `name`, or null. */
   logNoteKey(name: string): Promise<LogNoteKeyRecord | null>;
   /**
@@ -295,39 +315,56 @@ export interface Store extends TransparencyLogStore {
    * nothing, when the recorded key of `name` is another key or already has its private key.
    */
   sealLogNoteKey(name: string, publicKey: string, privateKey: string): Promise<boolean>;
+}
 
-  /** The ERC-8004 validator's queue (src/erc8004/queue-store.ts); absent in stores without it. */
-  erc8004?: ValidationQueueStore;
+/** The ERC-8004 validator's queue (src/erc8004/queue-store.ts), kept by every store. */
+export interface Erc8004Store {
+  readonly erc8004: ValidationQueueStore;
+}
 
+/** The store as a database: its schema, whether it answers and commits, and its end. */
+export interface StoreOps {
+  /** Create or upgrade the schema (versioned migrations). Idempotent. */
+  migrate(): Promise<void>;
+  /** Applied migration versions, ascending (for operators and tests). */
+  appliedMigrations(): Promise<number[]>;
   /** True when the database answers. */
   health(): Promise<boolean>;
   /**
    * Readiness: null when the store can commit right now (a small write is committed
-   * to prove it), else the reason (`disk full`, `database unreachable`, …). Optional:
-   * without it, readiness falls back to health().
+   * to prove it), else the reason (`disk full`, `database unreachable`, …).
    */
-  check?(): Promise<string | null>;
-  /**
-   * How long the embedded store's disk syncs of committed receipts took since it opened (optional:
-   * only the SQLite writer thread has them). A receipt is answered only after its sync, so a slow
-   * disk shows here before anywhere else.
-   */
-  walSyncs?(): WalSyncStats;
-  /**
-   * How long each start-over of the embedded store's WAL held its writes back (optional: only the SQLite store's
-   * checkpointer thread has them). Once the WAL is past its bound, a RESTART checkpoint copies what is left and syncs
-   * the database file while no write can commit: every request in flight waits for it.
-   */
-  walRestarts?(): DurationHistogram;
-  /**
-   * How long calls on this thread waited for the embedded store's writer thread to answer, by what they wrote
-   * (optional: only the SQLite writer thread has them): the wait behind the batch in flight, the transaction, and for
-   * receipts the WAL sync. Every verification waits twice (its allowance unit, then its receipt), so these show where
-   * a request's latency goes when the event loop is not the one that is late.
-   */
-  writeWaits?(): Record<StoreWrite, DurationHistogram>;
+  check(): Promise<string | null>;
   close(): Promise<void>;
 }
+
+/**
+ * What the store measures of its own writes, read when /metrics is scraped. A store that does not have one of
+ * these (only the embedded store's writer and checkpointer threads have them) gives an empty one (emptyHistogram).
+ */
+export interface StoreMetrics {
+  /**
+   * How long the embedded store's disk syncs of committed receipts took since it opened. A receipt is answered
+   * only after its sync, so a slow disk shows here before anywhere else.
+   */
+  walSyncs(): WalSyncStats;
+  /**
+   * How long each start-over of the embedded store's WAL held its writes back. Once the WAL is past its bound, a
+   * RESTART checkpoint copies what is left and syncs the database file while no write can commit: every request
+   * in flight waits for it.
+   */
+  walRestarts(): DurationHistogram;
+  /**
+   * How long calls on this thread waited for the embedded store's writer thread to answer, by what they wrote:
+   * the wait behind the batch in flight, the transaction, and for receipts the WAL sync. Every verification waits
+   * twice (its allowance unit, then its receipt), so these show where a request's latency goes when the event
+   * loop is not the one that is late.
+   */
+  writeWaits(): Record<StoreWrite, DurationHistogram>;
+}
+
+/** Every port together: what the SQLite and PostgreSQL stores implement, and what the composition root wires. */
+export interface Store extends AllowanceStore, ReceiptStore, PaymentStore, KeyStore, LogNoteKeyStore, TransparencyLogStore, Erc8004Store, StoreOps, StoreMetrics {}
 
 /** What a call waited on the writer for: an allowance count or refund, a receipt (one or a batch), a transparency-log append. */
 export type StoreWrite = 'allowance' | 'receipt' | 'log';
@@ -342,3 +379,15 @@ export interface DurationHistogram {
 
 /** The WAL syncs' histogram (walSyncs()). */
 export type WalSyncStats = DurationHistogram;
+
+/** A histogram the store does not keep: no buckets, nothing counted (not exported to /metrics). */
+export function emptyHistogram(): DurationHistogram {
+  return { bounds: [], counts: [], sum: 0 };
+}
+
+/** The metrics of a store that keeps none of them (PostgreSQL, the embedded store without its writer thread). */
+export const NO_STORE_METRICS: StoreMetrics = Object.freeze({
+  walSyncs: emptyHistogram,
+  walRestarts: emptyHistogram,
+  writeWaits: () => ({ allowance: emptyHistogram(), receipt: emptyHistogram(), log: emptyHistogram() }),
+});

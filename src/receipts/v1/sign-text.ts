@@ -8,9 +8,17 @@
 import { sign, type KeyObject } from 'node:crypto';
 import { signedResponseText, signingInputOfText } from './attestation.js';
 
-/** The signature (standard base64) of a `verify` response's unsigned text, and the signed response's text. */
-export function signVerifyText(unsignedText: string, keyVersion: string, timestamp: string, key: KeyObject): { signature: string; text: string } {
-  const input = signingInputOfText(unsignedText, 'verify', keyVersion, timestamp);
+/**
+ * The signature (standard base64) of a `verify` response's unsigned text, and the signed response's text.
+ * `input`: its signing input when already made (a draft's; the same bytes), else derived from the text.
+ */
+export function signVerifyText(
+  unsignedText: string,
+  keyVersion: string,
+  timestamp: string,
+  key: KeyObject,
+  input = signingInputOfText(unsignedText, 'verify', keyVersion, timestamp),
+): { signature: string; text: string } {
   const signature = sign(null, Buffer.from(input, 'utf8'), key).toString('base64');
   return { signature, text: signedResponseText(unsignedText, keyVersion, timestamp, signature) };
 }
