@@ -185,6 +185,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
           config: config.payments,
           store,
           serviceName: config.serviceName,
+          keyEncryptionKey: config.keyEncryptionKey,
           log: {
             warn: (obj, msg) => paymentLog.current?.warn(obj as object, msg),
             error: (obj, msg) => paymentLog.current?.error(obj as object, msg),

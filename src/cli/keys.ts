@@ -6,7 +6,9 @@
  * With KEY_ENCRYPTION_KEY set the keys live in the service's database instead
  * (DATABASE_URL or --database-url), shared by every instance: a rotation there is
  * followed by every instance. Prints public information only; private keys never
- * leave their files or their encrypted rows.
+ * leave their files or their encrypted rows. `aov keys seal-fee-payer --key-file F`
+ * prints the Solana fee payer's key from F sealed under KEY_ENCRYPTION_KEY, for
+ * X402_LOCAL_SVM_KEY_FILE (docs/payments.md).
  */
 import path from 'node:path';
 import type { CliIO } from './io.js';
@@ -17,10 +19,14 @@ import { createDatabaseKeyRing, rotateDatabaseKeys } from '../receipts/key-store
 import { openStore } from '../store/index.js';
 
 const USAGE = `usage: aov keys <generate|list|rotate> [--data-dir DIR]
+       aov keys seal-fee-payer --key-file FILE
 
   generate   create the first signing key if there is none; print the active key
   list       print every key ever used (JSON array of public key info)
   rotate     add a new active key and retire the current one (kept for verification)
+  seal-fee-payer  print the Solana fee payer's key in FILE (a solana-keygen keypair file or an
+             Ed25519 PKCS#8 PEM) sealed under KEY_ENCRYPTION_KEY; write it to the file
+             X402_LOCAL_SVM_KEY_FILE names (its address goes to stderr)
 
   --data-dir DIR       data directory; keys live in DIR/keys (default DATA_DIR, else ./data)
   --database-url URL   the service's database (default DATABASE_URL). With KEY_ENCRYPTION_KEY
@@ -28,10 +34,11 @@ const USAGE = `usage: aov keys <generate|list|rotate> [--data-dir DIR]
                        with the new key; without it, list shows the keys recorded there
 `;
 
-const ACTIONS = ['generate', 'list', 'rotate'];
+const ACTIONS = ['generate', 'list', 'rotate', 'seal-fee-payer'];
 
 const OPTIONS = {
   'data-dir': { type: 'string' },
+  'key-file': { type: 'string' },
   'database-url': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -40,6 +47,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   let action: string;
   let dataDir: string;
   let config: Config;
+  let keyFile: string | undefined;
   try {
     const { values, positionals } = parseCommandArgs(argv, OPTIONS);
     if (values.help) {
@@ -53,6 +61,8 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     }
     config = loadConfig(undefined, { 'data-dir': values['data-dir'], 'database-url': values['database-url'] });
     dataDir = config.dataDir;
+    keyFile = values['key-file'];
+    if (action === 'seal-fee-payer' && !keyFile) throw new UsageError('seal-fee-payer needs --key-file FILE');
   } catch (e) {
     if (e instanceof ConfigError) {
       io.stderr(`aov keys: invalid configuration: ${e.message}\n`);
@@ -62,6 +72,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     io.stderr(`aov keys: ${e.message}\n${USAGE}`);
     return 2;
   }
+  if (action === 'seal-fee-payer') return sealFeePayer(keyFile!, config.keyEncryptionKey, io);
   if (config.keyEncryptionKey || (usesDatabaseUrl(argv) && action === 'list')) return databaseKeys(action, config, io);
   const keysDir = path.join(dataDir, 'keys');
   const ring = createKeyRing({ dir: keysDir });
@@ -85,6 +96,24 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
         return 0;
       }
     }
+  } catch (e) {
+    io.stderr(`aov keys: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 2;
+  }
+}
+
+async function sealFeePayer(file: string, kek: Buffer | null, io: CliIO): Promise<number> {
+  if (!kek) {
+    io.stderr('aov keys: seal-fee-payer needs KEY_ENCRYPTION_KEY (the key the service opens the sealed file with)\n');
+    return 2;
+  }
+  // Loaded only here: the Solana libraries are large.
+  const { readSvmKeyFile, sealSvmKey, svmAddressOf } = await import('../payments/svm-signer.js');
+  try {
+    const key = readSvmKeyFile(file);
+    io.stderr(`aov keys: sealed the fee payer ${svmAddressOf(key)}; write the line to the file X402_LOCAL_SVM_KEY_FILE names\n`);
+    io.stdout(`${sealSvmKey(key, kek)}\n`);
+    return 0;
   } catch (e) {
     io.stderr(`aov keys: ${e instanceof Error ? e.message : String(e)}\n`);
     return 2;

@@ -17,7 +17,7 @@ export * from './gate.js';
 export * from './transport.js';
 export { createLocalFacilitator, createViemFacilitatorSigner, registerFacilitatorRoutes, createFacilitatorServer, withSerialSubmissions } from './local-facilitator.js';
 export type { LocalFacilitator, LocalFacilitatorOptions, FacilitatorRoutesOptions, TransactionStatus } from './local-facilitator.js';
-export { createSvmFacilitatorSigner, readSvmKeyFile, svmAddressOf } from './svm-signer.js';
+export { createSvmFacilitatorSigner, readSvmKeyFile, sealSvmKey, svmAddressOf } from './svm-signer.js';
 export type { SvmFacilitatorSignerOptions, SvmSettlementSigner, SvmTransactionStatus } from './svm-signer.js';
 
 export interface PaymentsOptions {
@@ -26,6 +26,8 @@ export interface PaymentsOptions {
   serviceName?: string;
   /** Override the local facilitator's EVM signer (tests, or a custom wallet). */
   evmSigner?: FacilitatorEvmSigner;
+  /** Opens a fee-payer key file sealed under KEY_ENCRYPTION_KEY (config.keyEncryptionKey). */
+  keyEncryptionKey?: Buffer | null;
   /** Override the local facilitator's Solana fee-payer signer (tests, or a custom wallet). */
   svmSigner?: FacilitatorSvmSigner | SvmSettlementSigner;
   /** Use this facilitator client instead of the configured one. */
@@ -63,7 +65,7 @@ export function createPayments(options: PaymentsOptions): Payments | null {
       const evmSigner =
         options.evmSigner ??
         (f.evmRpcUrl && f.evmPrivateKey ? createViemFacilitatorSigner({ rpcUrl: f.evmRpcUrl, privateKey: f.evmPrivateKey, confirmationTimeoutMs: f.confirmationTimeoutMs }) : undefined);
-      const svmSigner = options.svmSigner ?? (f.svmRpcUrl && f.svmKeyFile ? svmSignerFrom(f.svmRpcUrl, f.svmKeyFile, f.confirmationTimeoutMs) : undefined);
+      const svmSigner = options.svmSigner ?? (f.svmRpcUrl && f.svmKeyFile ? svmSignerFrom(f.svmRpcUrl, f.svmKeyFile, f.confirmationTimeoutMs, options.keyEncryptionKey ?? null) : undefined);
       localFacilitator = createLocalFacilitator({
         evmSigner,
         evmNetworks: config.networks.filter((n) => n.family === 'evm').map((n) => n.network),
@@ -86,10 +88,10 @@ export function createPayments(options: PaymentsOptions): Payments | null {
 }
 
 /** The configured Solana fee payer on its RPC; a key file that cannot be used stops the start, naming the setting. */
-function svmSignerFrom(rpcUrl: string, keyFile: string, confirmationTimeoutMs: number): SvmSettlementSigner {
+function svmSignerFrom(rpcUrl: string, keyFile: string, confirmationTimeoutMs: number, kek: Buffer | null): SvmSettlementSigner {
   let key;
   try {
-    key = readSvmKeyFile(keyFile);
+    key = readSvmKeyFile(keyFile, kek);
   } catch (e) {
     throw new ConfigError('X402_LOCAL_SVM_KEY_FILE', e instanceof Error ? e.message : 'unreadable');
   }

@@ -19,6 +19,7 @@ import { createPrivateKey, createPublicKey, sign as ed25519Sign, type KeyObject 
 import { readFileSync } from 'node:fs';
 import { address, createSolanaRpc, getBase58Decoder, getCompiledTransactionMessageDecoder, type Address, type SignatureBytes } from '@solana/kit';
 import { decodeTransactionFromPayload, toFacilitatorSvmSigner, TransactionOnchainFailureError, type FacilitatorSvmSigner } from '@x402/svm';
+import { decryptPrivateKey, encryptPrivateKey } from '../receipts/key-store.js';
 
 /** What the chain says about a settlement transaction; `expired`: it can no longer land. */
 export type SvmTransactionStatus = 'success' | 'reverted' | 'expired' | 'unknown';
@@ -42,6 +43,10 @@ export interface SvmFacilitatorSignerOptions {
   pollIntervalMs?: number;
 }
 
+/** The label a sealed fee-payer key is encrypted under (authenticated: a receipt signing key's row cannot stand in). */
+const SEAL_LABEL = 'x402-svm-fee-payer';
+const SEALED_PREFIX = 'aes-256-gcm:v1:';
+
 const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
 function keyFromSeed(seed: Uint8Array): KeyObject {
@@ -59,16 +64,36 @@ export function svmAddressOf(key: KeyObject): Address {
 }
 
 /**
- * Read a fee-payer key file: a Solana CLI keypair (`solana-keygen new -o`: a JSON array of
- * 64 bytes, the seed then the public key) or an Ed25519 private key in PKCS#8 PEM. Errors
- * name the file and the problem, never the key.
+ * The fee-payer key sealed under the key-encryption key (KEY_ENCRYPTION_KEY), as the signing keys
+ * are in the database: AES-256-GCM of its PKCS#8 form. What `aov keys seal-fee-payer` writes.
  */
-export function readSvmKeyFile(file: string): KeyObject {
+export function sealSvmKey(key: KeyObject, kek: Buffer): string {
+  return encryptPrivateKey(key, SEAL_LABEL, kek);
+}
+
+/**
+ * Read a fee-payer key file: a Solana CLI keypair (`solana-keygen new -o`: a JSON array of
+ * 64 bytes, the seed then the public key), an Ed25519 private key in PKCS#8 PEM, or either
+ * sealed under the key-encryption key (`sealSvmKey`; `kek` then opens it). Errors name the
+ * file and the problem, never the key.
+ */
+export function readSvmKeyFile(file: string, kek: Buffer | null = null): KeyObject {
   let text: string;
   try {
     text = readFileSync(file, 'utf8').trim();
   } catch (e) {
     throw new Error(`cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (text.startsWith(SEALED_PREFIX)) {
+    if (!kek) throw new Error(`${file} is sealed under a key-encryption key, and KEY_ENCRYPTION_KEY is not set`);
+    let key: KeyObject;
+    try {
+      key = decryptPrivateKey(text, SEAL_LABEL, kek);
+    } catch {
+      throw new Error(`${file} cannot be opened with this KEY_ENCRYPTION_KEY`);
+    }
+    if (key.asymmetricKeyType !== 'ed25519') throw new Error(`${file} holds a ${key.asymmetricKeyType ?? 'non-Ed25519'} key; Solana keys are Ed25519`);
+    return key;
   }
   if (text.startsWith('[')) {
     let bytes: unknown;
