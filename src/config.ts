@@ -53,7 +53,7 @@ export interface Config {
   /** Work limits of every verification (SCHEMA_MAX_*; see docs/security.md). */
   workLimits: WorkLimits;
   /**
-   * Verification worker threads (VERIFY_WORKERS; 0 = verify on the HTTP thread). Schemas are
+   * Most verification worker threads (VERIFY_WORKERS; 0 = verify on the HTTP thread); one runs from the start. Schemas are
    * programs from strangers: in workers, a slow one cannot stall other requests or /health.
    */
   verifyWorkers: number;

@@ -88,7 +88,7 @@ export function registerRunMetrics(registry: Registry, read: () => RunCounts): v
   });
   new Gauge({
     name: 'aov_verify_workers',
-    help: 'Verification worker threads running (VERIFY_WORKERS, fewer while a stopped worker is being replaced).',
+    help: 'Verification worker threads running (one from the start, up to VERIFY_WORKERS when tasks overlap; fewer while a stopped worker is being replaced).',
     registers: [registry],
     collect() {
       this.set(read().workers);

@@ -19,12 +19,16 @@ import type { VerificationRunner } from './pipeline.js';
 import { createTaskSlots, type VerifyTask, type VerifyTaskReply, type VerifyWorkerData } from './verify-task.js';
 
 export interface PoolRunnerOptions {
-  /** Worker threads (at least 1). */
+  /** Most worker threads at once (at least 1; one runs from the start, see createPoolRunner). */
   threads: number;
   /** Wall-clock limit of one task, from the moment a worker starts it (ms). */
   deadlineMs: number;
   /** Old-generation heap cap of each worker (MiB). */
   heapMb: number;
+  /** How long a worker beyond the first stays without work before it stops (ms; default 30 s). */
+  idleMs?: number;
+  /** Young-generation size of each worker (MiB; default YOUNG_GENERATION_MB). */
+  youngMb?: number;
   /** Tasks that may wait for a free worker before requests are refused with 503 unavailable. */
   maxQueue?: number;
   worker: Omit<VerifyWorkerData, 'slots'>;
@@ -48,6 +52,13 @@ function workerModule(): { filename: string; execArgv: string[] } {
   return { filename: new URL('./verify-worker.ts', import.meta.url).href, execArgv: ['--import', 'tsx'] };
 }
 
+/**
+ * A worker's young generation (MiB): V8's semi-spaces, where a task's short-lived data is allocated. Left
+ * to V8, a worker's grows with its first large allocations (the warm-up's scan of every code point is one)
+ * and stays resident while the worker idles; capped, a large task costs a few more scavenges instead.
+ */
+export const YOUNG_GENERATION_MB = 6;
+
 function isOutOfMemory(e: unknown): boolean {
   return e instanceof Error && (e as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY';
 }
@@ -59,14 +70,16 @@ export function createPoolRunner(options: PoolRunnerOptions): PoolRunner {
   const pool = new Piscina({
     filename,
     execArgv,
-    // All workers from the start and for good: a worker started on demand takes ~0.25 s to load the engine
-    // and its \p{L} table, and that is what a request arriving beside a hostile one would wait.
-    minThreads: threads,
+    // One worker from the start and for good, warmed up before it takes a task; the others start only when a
+    // task finds every running worker busy (a slow schema, or overlapping large requests) and stop after a
+    // while without work. Such a task waits for whichever comes first: the busy worker's end, bounded by the
+    // deadline, or the new worker's start (loading the engine and its warm-up, a fraction of a second).
+    minThreads: 1,
     maxThreads: threads,
     maxQueue: options.maxQueue ?? 1024,
     concurrentTasksPerWorker: 1,
-    idleTimeout: Number.POSITIVE_INFINITY,
-    resourceLimits: { maxOldGenerationSizeMb: options.heapMb },
+    idleTimeout: options.idleMs ?? 30_000,
+    resourceLimits: { maxOldGenerationSizeMb: options.heapMb, maxYoungGenerationSizeMb: options.youngMb ?? YOUNG_GENERATION_MB },
     workerData: { ...options.worker, slots: slots.buffer } satisfies VerifyWorkerData,
     recordTiming: false,
   });
