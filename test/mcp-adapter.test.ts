@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isApiError } from '../src/errors.js';
 import { verifyReceipt } from '../src/receipts/index.js';
 import { mcpServerCard, mcpToolDescriptors, mcpRoutes, type McpRoutesOptions } from '../src/mcp/index.js';
@@ -355,6 +355,8 @@ describe('discovery', () => {
     }
     const card = mcpServerCard({ baseUrl: 'https://v.example.com/', serviceName: 'svc', version: '9.9.9' });
     expect(card).toMatchObject({ name: 'svc', version: '9.9.9', remotes: [{ type: 'streamable-http', url: 'https://v.example.com/mcp' }] });
+    // The card names the versions the SDK's server negotiates, without loading the SDK to serve it.
+    expect(card.protocolVersions).toEqual([...SUPPORTED_PROTOCOL_VERSIONS]);
   });
 
   it('describes the tools for the agent card skills', () => {

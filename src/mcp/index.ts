@@ -8,13 +8,11 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { errorBody } from '../errors.js';
 import type { PaymentEncoding } from '../payments/transport.js';
 import type { Pipeline } from '../service/pipeline.js';
 import { checkHostAndOrigin, hostnameOfOrigin, normaliseAllowedHosts } from './host-guard.js';
 import { parseEnvelope } from './envelope.js';
-import { createMcpServer } from './mcp-server.js';
 import { defaultServerVersion, mcpEndpointUrl, mcpServerCardHandler, type McpServerCardOptions } from './server-card.js';
 
 export { mcpServerCard, mcpEndpointUrl, MCP_SERVER_DESCRIPTION, type McpServerCardOptions } from './server-card.js';
@@ -26,7 +24,6 @@ export {
   type McpToolDefinition,
   type ToolName,
 } from './tool-definitions.js';
-export { receiptSummary, errorResult, FREE_ALLOWANCE_META } from './mcp-server.js';
 
 export interface McpRoutesOptions {
   pipeline: Pipeline;
@@ -44,6 +41,24 @@ export interface McpRoutesOptions {
   version?: string;
   /** The x402 encodings when payments are on. */
   payments?: PaymentEncoding | null;
+}
+
+/**
+ * The SDK's transport and the tool server, loaded by the first POST /mcp and kept: the SDK and its schema
+ * library take more memory than the rest of the HTTP layer, and a server that is never asked over MCP need
+ * not hold them.
+ */
+let mcpModules: Promise<[typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js'), typeof import('./mcp-server.js')]> | undefined;
+function loadMcpModules(): NonNullable<typeof mcpModules> {
+  if (mcpModules === undefined) {
+    const loading = Promise.all([import('@modelcontextprotocol/sdk/server/streamableHttp.js'), import('./mcp-server.js')] as const);
+    // A failed load is tried again by the next request rather than remembered.
+    loading.catch(() => {
+      if (mcpModules === loading) mcpModules = undefined;
+    });
+    mcpModules = loading;
+  }
+  return mcpModules;
 }
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
@@ -174,6 +189,7 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
       }
 
       const clientKey = options.clientKey(request);
+      const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await loadMcpModules();
       const server = createMcpServer({
         pipeline: options.pipeline,
         serverName: options.serviceName,

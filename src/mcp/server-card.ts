@@ -6,7 +6,6 @@
  * is still moving and clients read either.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { VERSION } from '../version.js';
 import { TOOL_DEFINITIONS } from './tool-definitions.js';
 
@@ -22,6 +21,13 @@ export interface McpServerCardOptions {
 export function defaultServerVersion(): string {
   return VERSION;
 }
+
+/**
+ * The protocol versions the SDK's server negotiates (its SUPPORTED_PROTOCOL_VERSIONS), newest first. Written
+ * here so that serving the card does not load the SDK, which the server loads at the first MCP request only;
+ * a test keeps the two equal.
+ */
+export const MCP_PROTOCOL_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
 
 export const MCP_SERVER_DESCRIPTION =
   "Verify an AI agent's JSON output against a JSON Schema, numeric bounds and cross-field rules before paying for it " +
@@ -47,8 +53,8 @@ export function mcpServerCard(options: McpServerCardOptions): Record<string, unk
     websiteUrl: trimBase(options.baseUrl),
     serverInfo: { name: options.serviceName, version },
     transport: { type: 'streamable-http', url, endpoint: '/mcp' },
-    remotes: [{ type: 'streamable-http', url, supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS] }],
-    protocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
+    remotes: [{ type: 'streamable-http', url, supportedProtocolVersions: [...MCP_PROTOCOL_VERSIONS] }],
+    protocolVersions: [...MCP_PROTOCOL_VERSIONS],
     capabilities: { tools: { listChanged: false } },
     authentication: { required: false, schemes: [] },
     tools: TOOL_DEFINITIONS.map((t) => ({
