@@ -1,20 +1,23 @@
 /**
  * @module The wire types of the service as the client sees them: the
  * verification request, the signed receipt, the trust score, the reputation
- * page and the error body. They mirror the JSON Schemas the server publishes
- * (src/service/wire-schemas.ts, served in /openapi.json); src/client/client.test.ts
- * checks every property name against those schemas and validates live responses
- * with them, so a drift on either side fails the tests.
+ * page and the error body. What the server also produces is its own type, imported
+ * here (types only: nothing of the server is bundled): the receipt is derived from
+ * the server's response types (src/core/response.ts), its hints, flags and scores
+ * are the core's (src/core/types.ts). src/client/client.test.ts checks every property
+ * name against the JSON Schemas the server publishes (src/service/wire-schemas.ts,
+ * served in /openapi.json) and validates live responses with them, so a drift on
+ * either side fails the tests.
  */
 
-import type { Repair } from '../repair/apply-repairs.js';
+import type { CompactResponse, CompactSummary, FullResponse, ResponseSummary } from '../core/response.js';
+import type { Json, RuleType } from '../core/types.js';
 
+export type { ErrorDetail, Flag, Hint, RuleType, Score } from '../core/types.js';
 export type { JsonPatchOperation, Repair, RepairOption } from '../repair/apply-repairs.js';
 
 /** Any JSON value. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
-
-export type RuleType = 'sum_equals' | 'gte' | 'lte' | 'exists_in' | 'unique';
+export type JsonValue = Json;
 
 /** A cross-field rule; give exactly one reference where the type needs one. */
 export interface Rule {
@@ -75,37 +78,6 @@ export interface BatchVerificationResponse<R> {
   receipts: R[];
 }
 
-export interface Score {
-  ratio: number;
-  passed: number;
-  total: number;
-}
-
-export interface ErrorDetail {
-  check: string;
-  path: string;
-  expected: string;
-  found: string;
-  message: string;
-}
-
-export interface Flag {
-  check: string;
-  field: string;
-  severity: 'error' | 'warning';
-  detail: string;
-}
-
-export interface Hint {
-  source: 'schema' | 'integrity' | 'content';
-  check: string;
-  path: string;
-  expected: string;
-  found: string;
-  /** A known fix as JSON Patch against `submitted_output` (docs/protocol.md#repairs); absent when none is known. */
-  repair?: Repair;
-}
-
 export interface VerifyBlock {
   public_key_url: string;
   key_version: string;
@@ -122,51 +94,23 @@ export interface Attestation {
   signature: string;
 }
 
+/** One object type of an intersection, as editors show it. */
+type Flat<T> = { [K in keyof T]: T[K] };
+
 /**
  * A signed verification receipt. The fields marked optional are in the full
  * form only (`detail: "full"`, the default); the compact form leaves them out.
+ * `summary.warnings` (compact form only) is the number of warning flags the compact
+ * form does not list.
  */
-export interface Receipt {
-  /**
-   * `warnings` (compact form only): the number of warning flags the compact form does not list.
-   * `schema_warnings` (present only when above 0): unknown keywords and formats in the schema, which check nothing.
-   */
-  summary: { result: 'pass' | 'fail'; blocking_checks: string[]; warnings?: number; schema_warnings?: number };
-  /**
-   * e.g. `{"action":"repair_and_reverify","using":"hints"}`, `{"action":"apply_repairs","count":2}`;
-   * `{"action":"review_schema_warnings","count":1}` first on a pass whose schema has unknown keywords.
-   */
-  next_actions: Array<Record<string, string | number>>;
-  result: 'pass' | 'fail';
-  verification_id: string;
-  task_id: string;
-  agent_id: string | null;
-  output_hash: string;
-  schema_hash: string;
-  rules_hash: string;
-  request_hash?: string;
-  verified_at: string;
-  verifier_version: string;
-  enforce_rules: boolean;
-  strict_content_check: boolean;
-  errors?: string[];
-  errors_total?: number;
-  errors_omitted?: number;
-  errors_detail?: ErrorDetail[];
-  errors_detail_total?: number;
-  errors_detail_omitted?: number;
-  flags?: Flag[];
-  flags_total?: number;
-  flags_omitted?: number;
-  hints?: Hint[];
-  hints_total?: number;
-  hints_omitted?: number;
-  schema_compliance?: Score;
-  integrity_checks?: Score;
-  overall?: Score;
-  verify: VerifyBlock;
-  attestation: Attestation;
-}
+export type Receipt = Flat<
+  Omit<CompactResponse, 'summary'> &
+    Partial<Omit<FullResponse, keyof CompactResponse>> & {
+      summary: ResponseSummary & Partial<Pick<CompactSummary, 'warnings'>>;
+      verify: VerifyBlock;
+      attestation: Attestation;
+    }
+>;
 
 /** The transparency-log tree head a reputation page or trust score was computed at. */
 export interface LogCheckpointRef {

@@ -3,7 +3,7 @@
  * `verify` and `attestation` blocks (the signer appends them last). The
  * compact form keeps only the compact keys of docs/protocol.md#response.
  */
-import type { Detail, ErrorDetail, Flag, Hint, NextAction, Score, Verdict } from './types.js';
+import type { Detail, Verdict } from './types.js';
 
 export interface ResponseMeta {
   verification_id: string;
@@ -29,55 +29,38 @@ export type ResponseSummary = { result: 'pass' | 'fail'; blocking_checks: string
  */
 export type CompactSummary = ResponseSummary & { warnings: number };
 
-/** The compact form (detail "compact"): identity, hashes and verdict, no lists or scores. */
-export type CompactResponse = {
-  summary: CompactSummary;
-  next_actions: NextAction[];
-  result: 'pass' | 'fail';
-  verification_id: string;
-  task_id: string;
-  agent_id: string | null;
-  output_hash: string;
-  schema_hash: string;
-  rules_hash: string;
-  verified_at: string;
-  verifier_version: string;
-  enforce_rules: boolean;
-  strict_content_check: boolean;
-};
+/** The identity, hashes and verdict both forms carry. */
+type ResponseCore = Pick<Verdict, 'next_actions' | 'result' | 'task_id' | 'agent_id' | 'enforce_rules' | 'strict_content_check'> &
+  Omit<ResponseMeta, 'request_hash'>;
 
-/** The full form (detail "full"), in wire order. */
-export type FullResponse = {
-  summary: ResponseSummary;
-  next_actions: NextAction[];
-  result: 'pass' | 'fail';
-  verification_id: string;
-  task_id: string;
-  agent_id: string | null;
-  output_hash: string;
-  schema_hash: string;
-  rules_hash: string;
-  request_hash: string;
-  verified_at: string;
-  verifier_version: string;
-  enforce_rules: boolean;
-  strict_content_check: boolean;
-  errors: string[];
-  errors_total: number;
-  errors_omitted: number;
-  errors_detail: ErrorDetail[];
-  errors_detail_total: number;
-  errors_detail_omitted: number;
-  flags: Flag[];
-  flags_total: number;
-  flags_omitted: number;
-  hints: Hint[];
-  hints_total: number;
-  hints_omitted: number;
-  schema_compliance: Score;
-  integrity_checks: Score;
-  overall: Score;
-};
+/** The lists and scores only the full form carries (each list capped; `_total` counts past the cap, `_omitted` what the cap left out). */
+export type FullFormFields = Pick<
+  Verdict,
+  | 'errors'
+  | 'errors_total'
+  | 'errors_omitted'
+  | 'errors_detail'
+  | 'errors_detail_total'
+  | 'errors_detail_omitted'
+  | 'flags'
+  | 'flags_total'
+  | 'flags_omitted'
+  | 'hints'
+  | 'hints_total'
+  | 'hints_omitted'
+  | 'schema_compliance'
+  | 'integrity_checks'
+  | 'overall'
+>;
+
+/** One object type of an intersection, as editors show it. */
+type Flat<T> = { [K in keyof T]: T[K] };
+
+/** The compact form (detail "compact"): identity, hashes and verdict, no lists or scores. */
+export type CompactResponse = Flat<{ summary: CompactSummary } & ResponseCore>;
+
+/** The full form (detail "full"); buildResponse writes it in wire order. */
+export type FullResponse = Flat<{ summary: ResponseSummary } & ResponseCore & Pick<ResponseMeta, 'request_hash'> & FullFormFields>;
 
 export type VerificationResponse = FullResponse | CompactResponse;
 
