@@ -19,71 +19,11 @@ export type DataPartSource =
   | { ok: true; source: string | null; count: number }
   | { ok: false; problem: string };
 
-class Reader extends JsonSourceScanner {
-  peek(): number {
-    this.ws();
-    return this.text.charCodeAt(this.pos);
-  }
-
-  /** Skip one value, after any whitespace before it. */
-  override skipValue(): void {
-    this.ws();
-    super.skipValue();
-  }
-
-  /**
-   * Walk the members of the object at pos, calling `visit` with each key while pos
-   * is on its value; `visit` must consume the value (or return false to have it skipped).
-   */
-  members(visit: (key: string) => boolean): void {
-    this.ws();
-    this.pos++; // {
-    if (this.peek() === 0x7d) {
-      this.pos++;
-      return;
-    }
-    for (;;) {
-      this.ws();
-      const key = this.readString();
-      this.ws();
-      this.pos++; // :
-      this.ws();
-      if (!visit(key)) this.skipValue();
-      if (this.peek() === 0x2c) {
-        this.pos++;
-        continue;
-      }
-      this.pos++; // }
-      return;
-    }
-  }
-
-  /** Walk the elements of the array at pos; `visit` must consume each element. */
-  elements(visit: (index: number) => void): void {
-    this.ws();
-    this.pos++; // [
-    if (this.peek() === 0x5d) {
-      this.pos++;
-      return;
-    }
-    for (let i = 0; ; i++) {
-      this.ws();
-      visit(i);
-      if (this.peek() === 0x2c) {
-        this.pos++;
-        continue;
-      }
-      this.pos++; // ]
-      return;
-    }
-  }
-}
-
 class Ambiguous extends Error {}
 
 /** The `data` source text of the first data part of `params.message.parts` (text must be valid JSON). */
 export function dataPartSource(text: string): DataPartSource {
-  const r = new Reader(text);
+  const r = new JsonSourceScanner(text);
   let source: string | null = null;
   let count = 0;
   const once = (seen: Set<string>, key: string, where: string): void => {

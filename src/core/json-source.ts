@@ -39,8 +39,63 @@ export class JsonSourceScanner {
     return JSON.parse(this.text.slice(start, this.pos)) as string;
   }
 
-  /** Skip the value that starts at pos. */
+  /** The code unit of the next token (after any whitespace); pos is left on it. */
+  peek(): number {
+    this.ws();
+    return this.text.charCodeAt(this.pos);
+  }
+
+  /**
+   * Walk the members of the object at pos, calling `visit` with each key while pos is on
+   * its value; `visit` must consume the value, or return false to have it skipped.
+   * Leaves pos after the object.
+   */
+  members(visit: (key: string) => boolean): void {
+    this.ws();
+    this.pos++; // {
+    if (this.peek() === 0x7d) {
+      this.pos++;
+      return;
+    }
+    for (;;) {
+      this.ws();
+      const key = this.readString();
+      this.ws();
+      this.pos++; // :
+      this.ws();
+      if (!visit(key)) this.skipValue();
+      if (this.peek() === 0x2c) {
+        this.pos++;
+        continue;
+      }
+      this.pos++; // }
+      return;
+    }
+  }
+
+  /** Walk the elements of the array at pos; `visit` must consume each element. Leaves pos after the array. */
+  elements(visit: (index: number) => void): void {
+    this.ws();
+    this.pos++; // [
+    if (this.peek() === 0x5d) {
+      this.pos++;
+      return;
+    }
+    for (let i = 0; ; i++) {
+      this.ws();
+      visit(i);
+      if (this.peek() === 0x2c) {
+        this.pos++;
+        continue;
+      }
+      this.pos++; // ]
+      return;
+    }
+  }
+
+  /** Skip the value that starts at pos (after any whitespace). */
   skipValue(): void {
+    this.ws();
     const t = this.text;
     const c = t.charCodeAt(this.pos);
     if (c === 0x22) return this.skipString();

@@ -33,35 +33,21 @@ class Scanner extends JsonSourceScanner {
    */
   member(path: readonly string[], level: number): string | undefined {
     let found: string | undefined;
-    this.pos++; // {
-    this.ws();
-    if (this.text.charCodeAt(this.pos) === 0x7d) {
-      this.pos++;
-      return undefined;
-    }
-    for (;;) {
-      this.ws();
-      const key = this.readString();
-      this.ws();
-      this.pos++; // :
-      this.ws();
+    this.members((key) => {
+      if (key !== path[level]) return false;
       const start = this.pos;
-      if (key === path[level]) {
-        if (level === path.length - 1) {
-          this.skipValue();
-          found = this.text.slice(start, this.pos);
-        } else if (this.text.charCodeAt(this.pos) === 0x7b) {
-          found = this.member(path, level + 1);
-        } else {
-          this.skipValue();
-          found = undefined;
-        }
+      if (level === path.length - 1) {
+        this.skipValue();
+        found = this.text.slice(start, this.pos);
+      } else if (this.text.charCodeAt(this.pos) === 0x7b) {
+        found = this.member(path, level + 1);
       } else {
         this.skipValue();
+        found = undefined;
       }
-      this.ws();
-      if (this.text.charCodeAt(this.pos++) === 0x7d) return found;
-    }
+      return true;
+    });
+    return found;
   }
 }
 
@@ -93,17 +79,13 @@ export function parseEnvelope(body: Uint8Array | string): EnvelopeParse {
   scanner.ws();
   const sources: Array<string | undefined> = [];
   if (Array.isArray(value)) {
-    scanner.pos++; // [
-    for (let i = 0; i < value.length; i++) {
-      scanner.ws();
-      if (scanner.text.charCodeAt(scanner.pos) === 0x7b) sources.push(scanner.member(ARGUMENTS_PATH, 0));
+    scanner.elements(() => {
+      if (scanner.peek() === 0x7b) sources.push(scanner.member(ARGUMENTS_PATH, 0));
       else {
         scanner.skipValue();
         sources.push(undefined);
       }
-      scanner.ws();
-      scanner.pos++; // , or ]
-    }
+    });
   } else if (typeof value === 'object' && value !== null) {
     sources.push(scanner.member(ARGUMENTS_PATH, 0));
   }
