@@ -13,12 +13,12 @@ import {
   ARRAY_KEYWORDS, DIALECT_2020, MAP_KEYWORDS, SCHEMA_KEYWORDS, standardDialect, vocabularyDialect,
   type Dialect,
 } from './dialects.js';
-import type { CompileState, KeywordContext, KeywordDefinition, KeywordGroup, RefTarget } from './keyword.js';
+import { runAll, type CompileState, type KeywordContext, type KeywordDefinition, type KeywordGroup, type RefTarget } from './keyword.js';
 import { KEYWORDS } from './keywords/index.js';
 import { generate, type CodegenSource, type CompiledKeyword } from './codegen.js';
 import { compileRefKeyword, refCode } from './keywords/ref.js';
 import { META_SCHEMAS } from './meta/index.js';
-import { Annotations, foundType, report, jsonType, type EvalContext, type Holder, type ResourceRecord, type Validate } from './runtime.js';
+import { Annotations, foundType, report, jsonType, type Holder, type ResourceRecord, type Validate } from './runtime.js';
 import { DEFAULT_BASE, escapePointerSegment, normalizeUri, pointerSegments, resolveUri, splitRef } from './uri.js';
 
 interface NodeInfo {
@@ -499,17 +499,6 @@ function falseSchema(schemaPath: string): Validate {
     if (ctx.silent === 0) report(ctx, 'false', schemaPath, 'no value (schema false)', foundType(data), 'not be present');
     return false;
   };
-}
-
-function runAll(list: Validate[], data: Json, ctx: EvalContext, ev: Annotations | null): boolean {
-  let ok = true;
-  for (let i = 0; i < list.length; i++) {
-    if (!list[i](data, ctx, ev)) {
-      if (ctx.silent !== 0) return false;
-      ok = false;
-    }
-  }
-  return ok;
 }
 
 /** One closure per subschema: type-independent keywords, then those for the instance's type, then unevaluated*. */

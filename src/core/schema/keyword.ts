@@ -8,7 +8,7 @@
 import type { Json, JsonObject } from '../types.js';
 import type { Dialect } from './dialects.js';
 import type { SchemaWarning, WorkLimits } from './engine.js';
-import type { EvalContext, Holder, ResourceRecord, Validate } from './runtime.js';
+import { reportValue, withReporter, type Annotations, type Check, type EvalContext, type Holder, type PathEntry, type Primitive, type Reporter, type ResourceRecord, type Validate } from './runtime.js';
 
 /** Which instances a keyword applies to; `last` runs after every other keyword (unevaluated*). */
 export type KeywordGroup = 'any' | 'number' | 'string' | 'array' | 'object' | 'last';
@@ -150,4 +150,83 @@ export function countPass(ctx: EvalContext): void {
     ctx.passed++;
     ctx.total++;
   }
+}
+
+/** Counts one check outside silent sections: a pass, or a failure of `check` that found `found` (see reportValue()). */
+export function countCheck(ctx: EvalContext, ok: boolean, check: Check, found: Primitive): void {
+  if (ctx.silent !== 0) return;
+  if (ok) countPass(ctx);
+  else reportValue(ctx, check, found, null, -1);
+}
+
+/**
+ * The closure of an assertion: one check, counted when `test` passes and
+ * recorded by `reporter` when it fails, the reporter registered (with `check`,
+ * see withReporter()) for the keyword's generated code. The compiler runs it
+ * only on instances of its group's type (`T`).
+ */
+export function assertion<T extends Json>(test: (data: T, ctx: EvalContext) => boolean, reporter: Reporter, check?: Check): Validate {
+  return withReporter(
+    (data, ctx) => {
+      if (test(data as T, ctx)) {
+        countPass(ctx);
+        return true;
+      }
+      if (ctx.silent === 0) reporter(data, ctx, null, -1);
+      return false;
+    },
+    reporter,
+    check,
+  );
+}
+
+/** A reporter that records a failure of `check` with what `found` makes of the instance (the instance itself by default). */
+export function valueReporter(check: Check, found: (data: Json) => Primitive = (data) => data as Primitive): Reporter {
+  return (data, ctx, path, index) => reportValue(ctx, check, found(data), path, index);
+}
+
+/** Whether a keyword's value is a count (a non-negative integer). */
+export function isCount(v: Json | undefined): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0;
+}
+
+/** The keyword's value as a count; invalid_schema otherwise. */
+export function countOf(k: KeywordContext): number {
+  return isCount(k.value) ? k.value : k.invalid(`${k.keyword} must be a non-negative integer`);
+}
+
+/** Runs every closure of `list` on the instance; in a silent section the first failure ends the run. */
+export function runAll(list: readonly Validate[], data: Json, ctx: EvalContext, ev: Annotations | null): boolean {
+  let ok = true;
+  for (let i = 0; i < list.length; i++) {
+    if (!list[i](data, ctx, ev)) {
+      if (ctx.silent !== 0) return false;
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+/** Applies `sub` to `value`, one step below the current instance location, at `at`. */
+export function applyAt(sub: Validate, value: Json, at: PathEntry, ctx: EvalContext): boolean {
+  ctx.path.push(at);
+  const ok = sub(value, ctx, null);
+  ctx.path.pop();
+  return ok;
+}
+
+/**
+ * Applies `sub` to the items of `a` from index `from` on, but those `skip` saw
+ * evaluated; in a silent section the first failure ends the loop.
+ */
+export function applyToItems(sub: Validate, a: Json[], from: number, ctx: EvalContext, skip: Annotations | null): boolean {
+  let ok = true;
+  for (let i = from; i < a.length; i++) {
+    if (skip !== null && skip.hasItem(i)) continue;
+    if (!applyAt(sub, a[i], i, ctx)) {
+      if (ctx.silent !== 0) return false;
+      ok = false;
+    }
+  }
+  return ok;
 }

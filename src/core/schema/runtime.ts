@@ -354,34 +354,26 @@ function formatRecorded(path: RecordedPath, index: number): string {
  */
 export type Reporter = (data: Json, ctx: EvalContext, path: RecordedPath | null, index: number) => void;
 
-const reporters = new WeakMap<Validate, Reporter>();
+const assertions = new WeakMap<Validate, { reporter: Reporter; check: Check | undefined }>();
 
-/** Registers the reporter of an assertion's closure (see Reporter); returns the closure. */
-export function withReporter(fn: Validate, reporter: Reporter): Validate {
-  reporters.set(fn, reporter);
+/**
+ * Registers the reporter of an assertion's closure (see Reporter), and the check
+ * it records with where its generated code records failures itself (`required`,
+ * which has read the properties already); returns the closure.
+ */
+export function withReporter(fn: Validate, reporter: Reporter, check?: Check): Validate {
+  assertions.set(fn, { reporter, check });
   return fn;
 }
 
 /** The reporter registered for an assertion's closure, if any. */
 export function reporterOf(fn: Validate): Reporter | undefined {
-  return reporters.get(fn);
+  return assertions.get(fn)?.reporter;
 }
 
-const missingChecks = new WeakMap<Validate, MissingCheck>();
-
-/**
- * Registers the check of a `required` closure: generated code, which has read the
- * properties already, then records the missing names itself (see reportMissing())
- * instead of calling the reporter, which looks every name up again.
- */
-export function withMissingCheck(fn: Validate, check: MissingCheck): Validate {
-  missingChecks.set(fn, check);
-  return fn;
-}
-
-/** The check registered for a `required` closure, if any. */
-export function missingCheckOf(fn: Validate): MissingCheck | undefined {
-  return missingChecks.get(fn);
+/** The check registered for an assertion's closure with its reporter, if any. */
+export function checkOf(fn: Validate): Check | undefined {
+  return assertions.get(fn)?.check;
 }
 
 /** Counts one failed check: true when it is to be recorded, false when only counted (past maxFailures). */

@@ -6,30 +6,18 @@
  * `items` (one schema for every item) write their own generated code.
  */
 import type { Json } from '../../types.js';
-import { countPass, type KeywordContext, type KeywordDefinition } from '../keyword.js';
-import { Annotations, Check, itemsText, report, reportValue, withReporter, type EvalContext, type Validate } from '../runtime.js';
+import { applyAt, applyToItems, assertion, countCheck, countOf, isCount, valueReporter, type KeywordContext, type KeywordDefinition } from '../keyword.js';
+import { Check, itemsText, type Annotations, type EvalContext, type Primitive, type Validate } from '../runtime.js';
 
 function count(keyword: string, op: string, cmp: (n: number, l: number) => boolean): KeywordDefinition {
   return {
     keyword,
     group: 'array',
     compile(k) {
-      if (typeof k.value !== 'number' || !Number.isInteger(k.value) || k.value < 0) return k.invalid(`${keyword} must be a non-negative integer`);
-      const limit = k.value;
-      const sp = k.schemaPath;
+      const limit = countOf(k);
       const expected = `${op} ${limit} items`;
-      const check = new Check(keyword, sp, expected, `have ${expected}`, itemsText);
-      return withReporter(
-        (data, ctx) => {
-          const n = (data as Json[]).length;
-          const ok = cmp(n, limit);
-          if (ok) {
-            countPass(ctx);
-          } else if (ctx.silent === 0) reportValue(ctx, check, n, null, -1);
-          return ok;
-        },
-        (data, ctx, path, index) => reportValue(ctx, check, (data as Json[]).length, path, index),
-      );
+      const check = new Check(keyword, k.schemaPath, expected, `have ${expected}`, itemsText);
+      return assertion((a: Json[]) => cmp(a.length, limit), valueReporter(check, (data) => (data as Json[]).length));
     },
     code: {
       emit(c) {
@@ -81,14 +69,11 @@ export const uniqueItemsKeyword: KeywordDefinition = {
   compile(k) {
     if (typeof k.value !== 'boolean') return k.invalid('uniqueItems must be a boolean');
     if (k.value === false) return null;
-    const sp = k.schemaPath;
+    const check = new Check('uniqueItems', k.schemaPath, 'unique items', 'have unique items', (i) => `duplicate at index ${i}`);
     return (data, ctx) => {
       const dup = firstDuplicate(data as Json[], ctx);
-      const ok = dup < 0;
-      if (ok) {
-        countPass(ctx);
-      } else if (ctx.silent === 0) report(ctx, 'uniqueItems', sp, 'unique items', `duplicate at index ${dup}`, 'have unique items');
-      return ok;
+      countCheck(ctx, dup < 0, check, dup);
+      return dup < 0;
     };
   },
 };
@@ -101,10 +86,7 @@ function tuple(subs: Validate[]): Validate {
     const m = a.length < n ? a.length : n;
     let ok = true;
     for (let i = 0; i < m; i++) {
-      ctx.path.push(i);
-      const r = subs[i](a[i], ctx, null);
-      ctx.path.pop();
-      if (!r) {
+      if (!applyAt(subs[i], a[i], i, ctx)) {
         if (ctx.silent !== 0) return false;
         ok = false;
       }
@@ -123,31 +105,18 @@ function rest(k: KeywordContext, keyword: string, value: Json, from: number, seg
     };
   }
   if (value === false) {
-    const sp = k.pathOf(segments, sibling);
     const expected = from === 0 ? 'no items' : `at most ${from} items`;
-    const check = new Check(keyword, sp, expected, `have ${expected}`, itemsText);
+    const check = new Check(keyword, k.pathOf(segments, sibling), expected, `have ${expected}`, itemsText);
     return (data, ctx) => {
       const n = (data as Json[]).length;
-      const ok = n <= from;
-      if (ok) {
-        countPass(ctx);
-      } else if (ctx.silent === 0) reportValue(ctx, check, n, null, -1);
-      return ok;
+      countCheck(ctx, n <= from, check, n);
+      return n <= from;
     };
   }
   const sub = k.sub(value, segments, sibling);
   return (data, ctx, ev) => {
-    const a = data as Json[];
-    let ok = true;
-    for (let i = from; i < a.length; i++) {
-      ctx.path.push(i);
-      const r = sub(a[i], ctx, null);
-      ctx.path.pop();
-      if (!r) {
-        if (ctx.silent !== 0) return false;
-        ok = false;
-      }
-    }
+    const ok = applyToItems(sub, data as Json[], from, ctx, null);
+    if (!ok && ctx.silent !== 0) return false;
     if (ev !== null) ev.items = Infinity;
     return ok;
   };
@@ -207,8 +176,8 @@ export const unevaluatedItemsKeyword: KeywordDefinition = {
   group: 'last',
   compile(k) {
     const v = k.value;
-    const sp = k.schemaPath;
     const sub = typeof v === 'boolean' ? null : k.sub(v, []);
+    const check = new Check('unevaluatedItems', k.schemaPath, 'no unevaluated items', 'have no unevaluated items', (i) => `item at index ${i}`);
     return (data, ctx, ev) => {
       if (!Array.isArray(data)) return true;
       const e = ev!;
@@ -218,26 +187,18 @@ export const unevaluatedItemsKeyword: KeywordDefinition = {
         let bad = -1;
         for (let i = 0; i < data.length; i++) if (!e.hasItem(i)) { bad = i; break; }
         ok = bad < 0;
-        if (ok) {
-          countPass(ctx);
-        } else if (ctx.silent === 0) report(ctx, 'unevaluatedItems', sp, 'no unevaluated items', `item at index ${bad}`, 'have no unevaluated items');
+        countCheck(ctx, ok, check, bad);
       } else if (sub !== null) {
-        for (let i = 0; i < data.length; i++) {
-          if (e.hasItem(i)) continue;
-          ctx.path.push(i);
-          const r = sub(data[i], ctx, null);
-          ctx.path.pop();
-          if (!r) {
-            if (ctx.silent !== 0) return false;
-            ok = false;
-          }
-        }
+        ok = applyToItems(sub, data, 0, ctx, e);
+        if (!ok && ctx.silent !== 0) return false;
       }
       e.items = Infinity;
       return ok;
     };
   },
 };
+
+const matchingText = (n: Primitive): string => `${n as number} matching`;
 
 export const containsKeyword: KeywordDefinition = {
   keyword: 'contains',
@@ -247,23 +208,18 @@ export const containsKeyword: KeywordDefinition = {
     const newer = k.dialect.version !== 7;
     const minV = newer && k.dialect.keywords.has('minContains') ? k.schema.minContains : undefined;
     const maxV = newer && k.dialect.keywords.has('maxContains') ? k.schema.maxContains : undefined;
-    if (minV !== undefined && (typeof minV !== 'number' || !Number.isInteger(minV) || minV < 0)) return k.invalid('minContains must be a non-negative integer');
-    if (maxV !== undefined && (typeof maxV !== 'number' || !Number.isInteger(maxV) || maxV < 0)) return k.invalid('maxContains must be a non-negative integer');
-    const min = minV === undefined ? 1 : (minV as number);
-    const max = maxV === undefined ? Infinity : (maxV as number);
+    if (minV !== undefined && !isCount(minV)) return k.invalid('minContains must be a non-negative integer');
+    if (maxV !== undefined && !isCount(maxV)) return k.invalid('maxContains must be a non-negative integer');
+    const min = minV ?? 1;
+    const max = maxV ?? Infinity;
     // `contains` itself asks for one match, or none when minContains is 0; minContains and
     // maxContains are checks of their own, so `minContains: 2` with one match fails minContains.
     const need = min === 0 ? 0 : 1;
     const annotate = k.dialect.version === 2020;
-    const sp = k.schemaPath;
-    const minPath = k.pathOf([], 'minContains');
-    const maxPath = k.pathOf([], 'maxContains');
-    const expected = need === 0 ? 'any number of items matching contains' : 'at least 1 item matching contains';
-    const expectedMin = `at least ${min} ${min === 1 ? 'item' : 'items'} matching contains`;
-    const expectedMax = `at most ${max} items matching contains`;
-    const must = `contain ${expected}`;
-    const mustMin = `contain ${expectedMin}`;
-    const mustMax = `contain ${expectedMax}`;
+    const matching = (keyword: string, path: string, expected: string): Check => new Check(keyword, path, expected, `contain ${expected}`, matchingText);
+    const check = matching('contains', k.schemaPath, need === 0 ? 'any number of items matching contains' : 'at least 1 item matching contains');
+    const minCheck = matching('minContains', k.pathOf([], 'minContains'), `at least ${min} ${min === 1 ? 'item' : 'items'} matching contains`);
+    const maxCheck = matching('maxContains', k.pathOf([], 'maxContains'), `at most ${max} items matching contains`);
     const hasMin = minV !== undefined;
     return (data, ctx: EvalContext, ev: Annotations | null) => {
       const a = data as Json[];
@@ -271,29 +227,17 @@ export const containsKeyword: KeywordDefinition = {
       const full = ev !== null || max !== Infinity;
       ctx.silent++;
       for (let i = 0; i < a.length; i++) {
-        ctx.path.push(i);
-        const r = sub(a[i], ctx, null);
-        ctx.path.pop();
-        if (r) {
+        if (applyAt(sub, a[i], i, ctx)) {
           n++;
           if (annotate && ev !== null) ev.addItem(i);
           if (!full && n >= min) break;
         }
       }
       ctx.silent--;
-      const okContains = n >= need;
-      const okMin = n >= min;
-      const okMax = n <= max;
-      if (ctx.silent === 0) {
-        if (okContains) countPass(ctx); else report(ctx, 'contains', sp, expected, `${n} matching`, must);
-        if (hasMin) {
-          if (okMin) countPass(ctx); else report(ctx, 'minContains', minPath, expectedMin, `${n} matching`, mustMin);
-        }
-        if (max !== Infinity) {
-          if (okMax) countPass(ctx); else report(ctx, 'maxContains', maxPath, expectedMax, `${n} matching`, mustMax);
-        }
-      }
-      return okMin && okMax;
+      countCheck(ctx, n >= need, check, n);
+      if (hasMin) countCheck(ctx, n >= min, minCheck, n);
+      if (max !== Infinity) countCheck(ctx, n <= max, maxCheck, n);
+      return n >= min && n <= max;
     };
   },
 };

@@ -5,8 +5,8 @@
  * (`then` or `else`) is transparent.
  */
 import type { Json } from '../../types.js';
-import { countPass, type KeywordContext, type KeywordDefinition } from '../keyword.js';
-import { Annotations, report, type Validate } from '../runtime.js';
+import { countCheck, runAll, type KeywordContext, type KeywordDefinition } from '../keyword.js';
+import { Annotations, Check, type Validate } from '../runtime.js';
 
 function schemaList(k: KeywordContext): Validate[] {
   if (!Array.isArray(k.value) || k.value.length === 0) return k.invalid(`${k.keyword} must be a non-empty array of schemas`);
@@ -18,26 +18,21 @@ export const allOfKeyword: KeywordDefinition = {
   group: 'any',
   compile(k) {
     const subs = schemaList(k);
-    return (data, ctx, ev) => {
-      let ok = true;
-      for (let i = 0; i < subs.length; i++) {
-        if (!subs[i](data, ctx, ev)) {
-          if (ctx.silent !== 0) return false;
-          ok = false;
-        }
-      }
-      return ok;
-    };
+    return (data, ctx, ev) => runAll(subs, data, ctx, ev);
   },
 };
+
+/** The check of an applicator whose subschemas run silent: what it found is the text recorded. */
+function silentCheck(k: KeywordContext, expected: string, must: string): Check {
+  return new Check(k.keyword, k.schemaPath, expected, must, null);
+}
 
 export const anyOfKeyword: KeywordDefinition = {
   keyword: 'anyOf',
   group: 'any',
   compile(k) {
     const subs = schemaList(k);
-    const sp = k.schemaPath;
-    const expected = `a match for at least one of ${subs.length} schemas`;
+    const check = silentCheck(k, `a match for at least one of ${subs.length} schemas`, 'match at least one schema of anyOf');
     return (data, ctx, ev) => {
       ctx.silent++;
       let ok = false;
@@ -53,9 +48,7 @@ export const anyOfKeyword: KeywordDefinition = {
         }
       }
       ctx.silent--;
-      if (ctx.silent === 0) {
-        if (ok) countPass(ctx); else report(ctx, 'anyOf', sp, expected, 'no match', 'match at least one schema of anyOf');
-      }
+      countCheck(ctx, ok, check, 'no match');
       return ok;
     };
   },
@@ -66,26 +59,22 @@ export const oneOfKeyword: KeywordDefinition = {
   group: 'any',
   compile(k) {
     const subs = schemaList(k);
-    const sp = k.schemaPath;
-    const expected = `a match for exactly one of ${subs.length} schemas`;
+    const check = silentCheck(k, `a match for exactly one of ${subs.length} schemas`, 'match exactly one schema of oneOf');
     return (data, ctx, ev) => {
       ctx.silent++;
       let n = 0;
       let matched: Annotations | null = null;
-      for (let i = 0; i < subs.length; i++) {
+      for (let i = 0; i < subs.length && n < 2; i++) {
         const a = ev === null ? null : new Annotations();
         if (subs[i](data, ctx, a)) {
           n++;
           matched = a;
-          if (n > 1) break;
         }
       }
       ctx.silent--;
       const ok = n === 1;
       if (ok && ev !== null && matched !== null) ctx.steps += ev.merge(matched);
-      if (ctx.silent === 0) {
-        if (ok) countPass(ctx); else report(ctx, 'oneOf', sp, expected, n === 0 ? 'no match' : 'more than one match', 'match exactly one schema of oneOf');
-      }
+      countCheck(ctx, ok, check, n === 0 ? 'no match' : 'more than one match');
       return ok;
     };
   },
@@ -96,14 +85,12 @@ export const notKeyword: KeywordDefinition = {
   group: 'any',
   compile(k) {
     const sub = k.sub(k.value, []);
-    const sp = k.schemaPath;
+    const check = silentCheck(k, 'no match for the schema in not', 'not match the schema in not');
     return (data, ctx) => {
       ctx.silent++;
       const ok = !sub(data, ctx, null);
       ctx.silent--;
-      if (ctx.silent === 0) {
-        if (ok) countPass(ctx); else report(ctx, 'not', sp, 'no match for the schema in not', 'a match', 'not match the schema in not');
-      }
+      countCheck(ctx, ok, check, 'a match');
       return ok;
     };
   },

@@ -4,8 +4,8 @@
  * runs them only for numeric instances), one check each, and each is one
  * inline test in generated code.
  */
-import { countPass, type KeywordDefinition } from '../keyword.js';
-import { Check, numberText, reportValue, withReporter } from '../runtime.js';
+import { assertion, valueReporter, type KeywordDefinition } from '../keyword.js';
+import { Check, numberText } from '../runtime.js';
 
 type Cmp = (a: number, b: number) => boolean;
 
@@ -16,19 +16,8 @@ function bound(keyword: string, op: string, cmp: Cmp): KeywordDefinition {
     compile(k) {
       if (typeof k.value !== 'number') return k.invalid(`${keyword} must be a number`);
       const limit = k.value;
-      const sp = k.schemaPath;
       const expected = `${op} ${limit}`;
-      const check = new Check(keyword, sp, expected, `be ${expected}`, numberText);
-      return withReporter(
-        (data, ctx) => {
-          const ok = cmp(data as number, limit);
-          if (ok) {
-            countPass(ctx);
-          } else if (ctx.silent === 0) reportValue(ctx, check, data as number, null, -1);
-          return ok;
-        },
-        (data, ctx, path, index) => reportValue(ctx, check, data as number, path, index),
-      );
+      return assertion((n: number) => cmp(n, limit), valueReporter(new Check(keyword, k.schemaPath, expected, `be ${expected}`, numberText)));
     },
     code: {
       emit(c) {
@@ -112,21 +101,8 @@ export const multipleOfKeyword: KeywordDefinition = {
   group: 'number',
   compile(k) {
     if (typeof k.value !== 'number' || !(k.value > 0)) return k.invalid('multipleOf must be a number > 0');
-    const m = k.value;
-    const sp = k.schemaPath;
-    const expected = `multiple of ${m}`;
-    const check = new Check('multipleOf', sp, expected, `be a ${expected}`, numberText);
-    const test = multipleOfTest(m);
-    return withReporter(
-      (data, ctx) => {
-        const ok = test(data as number);
-        if (ok) {
-          countPass(ctx);
-        } else if (ctx.silent === 0) reportValue(ctx, check, data as number, null, -1);
-        return ok;
-      },
-      (data, ctx, path, index) => reportValue(ctx, check, data as number, path, index),
-    );
+    const expected = `multiple of ${k.value}`;
+    return assertion(multipleOfTest(k.value), valueReporter(new Check('multipleOf', k.schemaPath, expected, `be a ${expected}`, numberText)));
   },
   code: {
     emit(c) {

@@ -8,10 +8,10 @@
  * generated code; the properties both of the first two read are read once.
  */
 import type { Json, JsonObject } from '../../types.js';
-import { countPass, type KeywordContext, type KeywordDefinition } from '../keyword.js';
+import { applyAt, assertion, countCheck, countOf, countPass, type KeywordContext, type KeywordDefinition } from '../keyword.js';
 import {
-  Check, has, matchCounted, MissingCheck, missingCheckOf, PathSegment, propertiesText, PROTO_KEYS, quoteList, report, reportMissing, reportValue, withMissingCheck, withReporter,
-  type EvalContext, type Validate,
+  Check, checkOf, has, matchCounted, MissingCheck, PathSegment, propertiesText, PROTO_KEYS, quoteList, report, reportMissing, type Annotations, type EvalContext, type Reporter,
+  type Validate,
 } from '../runtime.js';
 import { patternOf } from './string.js';
 
@@ -26,32 +26,21 @@ export const requiredKeyword: KeywordDefinition = {
     if (!isStringArray(k.value)) return k.invalid('required must be an array of strings');
     const keys = k.value;
     if (keys.length === 0) return null;
-    const sp = k.schemaPath;
-    const n = keys.length;
-    const check = new MissingCheck('required', sp);
-    const fn = withReporter(
-      (data, ctx) => {
-        const o = data as JsonObject;
-        for (let i = 0; i < n; i++) {
-          if (!has(o, keys[i])) {
-            if (ctx.silent === 0) reportMissing(ctx, check, keys.filter((key) => !has(o, key)), null, -1);
-            return false;
-          }
-        }
-        countPass(ctx);
-        return true;
-      },
-      (data, ctx, path, index) => reportMissing(ctx, check, keys.filter((key) => !has(data as JsonObject, key)), path, index),
-    );
-    return withMissingCheck(fn, check);
+    const check = new MissingCheck('required', k.schemaPath);
+    const test = (o: JsonObject): boolean => {
+      for (let i = 0; i < keys.length; i++) if (!has(o, keys[i])) return false;
+      return true;
+    };
+    const reporter: Reporter = (data, ctx, path, index) => reportMissing(ctx, check, keys.filter((key) => !has(data as JsonObject, key)), path, index);
+    return assertion(test, reporter, check);
   },
   code: {
     reads: (value) => value as string[],
     emit(c) {
       const keys = c.value as string[];
       const cond = keys.map((key) => `${c.own(key)} !== undefined`).join(' && ');
-      const check = missingCheckOf(c.fn);
-      if (check === undefined) {
+      const check = checkOf(c.fn);
+      if (!(check instanceof MissingCheck)) {
         c.check(cond);
         return;
       }
@@ -73,18 +62,14 @@ function propCount(keyword: string, op: string, cmp: (n: number, l: number) => b
     keyword,
     group: 'object',
     compile(k) {
-      if (typeof k.value !== 'number' || !Number.isInteger(k.value) || k.value < 0) return k.invalid(`${keyword} must be a non-negative integer`);
-      const limit = k.value;
-      const sp = k.schemaPath;
+      const limit = countOf(k);
       const expected = `${op} ${limit} properties`;
-      const check = new Check(keyword, sp, expected, `have ${expected}`, propertiesText);
+      const check = new Check(keyword, k.schemaPath, expected, `have ${expected}`, propertiesText);
       return (data, ctx) => {
         const n = Object.keys(data as JsonObject).length;
         ctx.steps += n >> 2;
         const ok = cmp(n, limit);
-        if (ok) {
-          countPass(ctx);
-        } else if (ctx.silent === 0) reportValue(ctx, check, n, null, -1);
+        countCheck(ctx, ok, check, n);
         return ok;
       };
     },
@@ -202,10 +187,7 @@ export const propertiesKeyword: KeywordDefinition = {
         const key = keys[i];
         const v = o[key];
         if (v === undefined || (proto[i] && !has(o, key))) continue;
-        ctx.path.push(segs[i]);
-        const r = subs[i](v, ctx, null);
-        ctx.path.pop();
-        if (!r) {
+        if (!applyAt(subs[i], v, segs[i], ctx)) {
           if (ctx.silent !== 0) return false;
           ok = false;
         }
@@ -251,10 +233,7 @@ export const patternPropertiesKeyword: KeywordDefinition = {
           if (!matchCounted(entries[i].re, key, ctx, entries[i].path)) continue;
           if (ctx.declared !== null) ctx.declare(o, key);
           if (ev !== null) ev.addProp(key);
-          ctx.path.push(key);
-          const r = entries[i].sub(o[key], ctx, null);
-          ctx.path.pop();
-          if (!r) {
+          if (!applyAt(entries[i].sub, o[key], key, ctx)) {
             if (ctx.silent !== 0) return false;
             ok = false;
           }
@@ -265,57 +244,67 @@ export const patternPropertiesKeyword: KeywordDefinition = {
   },
 };
 
+/** Picks the properties `additionalProperties` or `unevaluatedProperties` applies to (charging what it does). */
+type Select = (key: string, ctx: EvalContext, ev: Annotations | null) => boolean;
+
+/**
+ * `additionalProperties` and `unevaluatedProperties` on the properties among
+ * `keys` that `select` picks: `false` is one check that there are none (naming
+ * them), a schema applies to each at its key, `true` accepts them. Except under
+ * `false`, every property is declared (see EvalContext.declared).
+ */
+function otherProperties(k: KeywordContext, what: string, select: Select): (o: JsonObject, keys: readonly string[], ctx: EvalContext, ev: Annotations | null) => boolean {
+  const v = k.value;
+  if (v === false) {
+    const check = new Check(k.keyword, k.schemaPath, `no ${what} properties`, `have no ${what} properties`, null);
+    return (_o, keys, ctx, ev) => {
+      let extra: string[] | null = null;
+      for (const key of keys) {
+        if (!select(key, ctx, ev)) continue;
+        if (ctx.silent !== 0) return false;
+        (extra ??= []).push(key);
+      }
+      countCheck(ctx, extra === null, check, extra === null ? '' : `${extra.length === 1 ? 'property' : 'properties'} ${quoteList(extra)}`);
+      return extra === null;
+    };
+  }
+  const sub = v === true ? null : k.sub(v, []);
+  return (o, keys, ctx, ev) => {
+    if (ctx.declared !== null) ctx.declareAll(o);
+    if (sub === null) return true;
+    let ok = true;
+    for (const key of keys) {
+      if (!select(key, ctx, ev)) continue;
+      if (!applyAt(sub, o[key], key, ctx)) {
+        if (ctx.silent !== 0) return false;
+        ok = false;
+      }
+    }
+    return ok;
+  };
+}
+
 export const additionalPropertiesKeyword: KeywordDefinition = {
   keyword: 'additionalProperties',
   group: 'object',
   compile(k) {
-    const v = k.value;
     const props = k.dialect.keywords.has('properties') && isObj(k.schema.properties) ? new Set(Object.keys(k.schema.properties)) : new Set<string>();
     const patterns =
       k.dialect.keywords.has('patternProperties') && isObj(k.schema.patternProperties)
         ? Object.keys(k.schema.patternProperties).map((p) => ({ re: patternOf(p, k.pathOf([p], 'patternProperties')), path: k.pathOf([p], 'patternProperties') }))
         : [];
-    const isAdditional = (key: string, ctx: EvalContext): boolean => {
+    // one step per own key examined
+    const isAdditional: Select = (key, ctx) => {
       ctx.steps++;
       if (props.has(key)) return false;
       for (let i = 0; i < patterns.length; i++) if (matchCounted(patterns[i].re, key, ctx, patterns[i].path)) return false;
       return true;
     };
-    const sp = k.schemaPath;
-    if (v === false) {
-      return (data, ctx) => {
-        const o = data as JsonObject;
-        let extra: string[] | null = null;
-        for (const key in o) {
-          if (!Object.prototype.hasOwnProperty.call(o, key) || !isAdditional(key, ctx)) continue;
-          if (ctx.silent !== 0) return false;
-          (extra ??= []).push(key);
-        }
-        if (extra === null) {
-          countPass(ctx);
-          return true;
-        }
-        report(ctx, 'additionalProperties', sp, 'no additional properties', `${extra.length === 1 ? 'property' : 'properties'} ${quoteList(extra)}`, 'have no additional properties');
-        return false;
-      };
-    }
-    const sub = v === true ? null : k.sub(v, []);
+    const apply = otherProperties(k, 'additional', isAdditional);
+    if (k.value === false) return (data, ctx, ev) => apply(data as JsonObject, Object.keys(data as JsonObject), ctx, ev);
     return (data, ctx, ev) => {
-      const o = data as JsonObject;
-      if (ctx.declared !== null) ctx.declareAll(o);
-      let ok = true;
-      if (sub !== null) {
-        for (const key in o) {
-          if (!Object.prototype.hasOwnProperty.call(o, key) || !isAdditional(key, ctx)) continue;
-          ctx.path.push(key);
-          const r = sub(o[key], ctx, null);
-          ctx.path.pop();
-          if (!r) {
-            if (ctx.silent !== 0) return false;
-            ok = false;
-          }
-        }
-      }
+      const ok = apply(data as JsonObject, Object.keys(data as JsonObject), ctx, ev);
+      if (!ok && ctx.silent !== 0) return false;
       if (ev !== null) ev.allProps = true;
       return ok;
     };
@@ -347,26 +336,20 @@ export const propertyNamesKeyword: KeywordDefinition = {
   group: 'object',
   compile(k) {
     const v = k.value;
-    const sp = k.schemaPath;
     if (v === true) return null;
     if (v === false) {
+      const check = new Check('propertyNames', k.schemaPath, 'no properties', 'have no properties', propertiesText);
       return (data, ctx) => {
         const n = Object.keys(data as JsonObject).length;
-        const ok = n === 0;
-        if (ok) {
-          countPass(ctx);
-        } else if (ctx.silent === 0) report(ctx, 'propertyNames', sp, 'no properties', `${n} properties`, 'have no properties');
-        return ok;
+        countCheck(ctx, n === 0, check, n);
+        return n === 0;
       };
     }
     const sub = k.sub(v, []);
     return (data, ctx) => {
       let ok = true;
       for (const key of Object.keys(data as JsonObject)) {
-        ctx.path.push(key);
-        const r = sub(key, ctx, null);
-        ctx.path.pop();
-        if (!r) {
+        if (!applyAt(sub, key, key, ctx)) {
           if (ctx.silent !== 0) return false;
           ok = false;
         }
@@ -380,42 +363,14 @@ export const unevaluatedPropertiesKeyword: KeywordDefinition = {
   keyword: 'unevaluatedProperties',
   group: 'last',
   compile(k) {
-    const v = k.value;
-    const sp = k.schemaPath;
-    const sub = typeof v === 'boolean' ? null : k.sub(v, []);
+    const apply = otherProperties(k, 'unevaluated', (key, _ctx, ev) => !ev!.hasProp(key));
     return (data, ctx, ev) => {
       if (typeof data !== 'object' || data === null || Array.isArray(data)) return true;
-      const e = ev!;
-      let ok = true;
       const keys = Object.keys(data);
       ctx.steps += keys.length;
-      if (v === false) {
-        let extra: string[] | null = null;
-        for (const key of keys) {
-          if (e.hasProp(key)) continue;
-          if (ctx.silent !== 0) return false;
-          (extra ??= []).push(key);
-        }
-        ok = extra === null;
-        if (ok) {
-          countPass(ctx);
-        } else report(ctx, 'unevaluatedProperties', sp, 'no unevaluated properties', `${extra!.length === 1 ? 'property' : 'properties'} ${quoteList(extra!)}`, 'have no unevaluated properties');
-      } else {
-        if (ctx.declared !== null) ctx.declareAll(data);
-        if (sub !== null) {
-          for (const key of Object.keys(data)) {
-            if (e.hasProp(key)) continue;
-            ctx.path.push(key);
-            const r = sub(data[key], ctx, null);
-            ctx.path.pop();
-            if (!r) {
-              if (ctx.silent !== 0) return false;
-              ok = false;
-            }
-          }
-        }
-      }
-      e.allProps = true;
+      const ok = apply(data, keys, ctx, ev);
+      if (!ok && ctx.silent !== 0) return false;
+      ev!.allProps = true;
       return ok;
     };
   },

@@ -4,7 +4,7 @@
  * code each is one inline test that charges the same steps as its closure.
  */
 import { getFormat } from '../formats/index.js';
-import { countPass, type KeywordDefinition } from '../keyword.js';
+import { assertion, countOf, valueReporter, type KeywordDefinition } from '../keyword.js';
 import { compilePattern, PatternLimitError } from '../regex/index.js';
 import { BoundedPattern, boundedPattern } from './bounded-pattern.js';
 import { simplePatternMatcher } from '../simple-pattern.js';
@@ -13,7 +13,7 @@ import { isAllocationFailure } from '../exhaustion.js';
 import type { CompileState } from '../keyword.js';
 import { unknownFormatWarning } from '../unknown.js';
 import {
-  Check, countedLength, lengthText, matchCounted, PATTERN_CALL_STEPS, reportValue, StepLimitError, stringLength, stringText, withReporter, type WeightedPattern,
+  Check, countedLength, lengthText, matchCounted, PATTERN_CALL_STEPS, StepLimitError, stringLength, stringText, type EvalContext, type WeightedPattern,
 } from '../runtime.js';
 
 function length(keyword: string, op: string, min: boolean): KeywordDefinition {
@@ -21,25 +21,12 @@ function length(keyword: string, op: string, min: boolean): KeywordDefinition {
     keyword,
     group: 'string',
     compile(k) {
-      if (typeof k.value !== 'number' || !Number.isInteger(k.value) || k.value < 0) return k.invalid(`${keyword} must be a non-negative integer`);
-      const limit = k.value;
-      const sp = k.schemaPath;
+      const limit = countOf(k);
       const expected = `length ${op} ${limit}`;
-      const check = new Check(keyword, sp, expected, `have ${expected}`, lengthText);
-      return withReporter(
-        (data, ctx) => {
-          const s = data as string;
-          // s.length bounds the code-point count from above and is at most twice it
-          let ok: boolean;
-          if (min) ok = s.length >= limit && (s.length >= 2 * limit || countedLength(s, ctx) >= limit);
-          else ok = s.length <= limit || countedLength(s, ctx) <= limit;
-          if (ok) {
-            countPass(ctx);
-          } else if (ctx.silent === 0) reportValue(ctx, check, s, null, -1);
-          return ok;
-        },
-        (data, ctx, path, index) => reportValue(ctx, check, data as string, path, index),
-      );
+      const reporter = valueReporter(new Check(keyword, k.schemaPath, expected, `have ${expected}`, lengthText));
+      // s.length bounds the code-point count from above and is at most twice it
+      if (min) return assertion((s: string, ctx) => s.length >= limit && (s.length >= 2 * limit || countedLength(s, ctx) >= limit), reporter);
+      return assertion((s: string, ctx) => s.length <= limit || countedLength(s, ctx) <= limit, reporter);
     },
     code: {
       // countedLength() on the local step count
@@ -115,18 +102,8 @@ export const patternKeyword: KeywordDefinition = {
     const re = patternOf(k.value, k.schemaPath, k.state);
     const sp = k.schemaPath;
     const expected = `pattern ${k.value}`;
-    const check = new Check('pattern', sp, expected, `match ${expected}`, stringText);
-    return withReporter(
-      (data, ctx) => {
-        const ok = matchCounted(re, data as string, ctx, sp);
-        if (ok) {
-          countPass(ctx);
-        } else if (ctx.silent === 0) reportValue(ctx, check, data as string, null, -1);
-        return ok;
-      },
-      // the match is not run again
-      (data, ctx, path, index) => reportValue(ctx, check, data as string, path, index),
-    );
+    // the reporter does not run the match again
+    return assertion((s: string, ctx) => matchCounted(re, s, ctx, sp), valueReporter(new Check('pattern', sp, expected, `match ${expected}`, stringText)));
   },
   code: {
     // matchCounted() on the local step count
@@ -163,20 +140,12 @@ export const formatKeyword: KeywordDefinition = {
     if (!k.state.assertFormats && !k.dialect.formatAssertion) return null;
     const check = getFormat(k.value, k.dialect.standard);
     if (check === undefined) return null;
-    const sp = k.schemaPath;
     const expected = `format ${k.value}`;
-    const failure = new Check('format', sp, expected, `be a valid ${k.value}`, stringText);
-    return withReporter(
-      (data, ctx) => {
-        ctx.steps += formatSteps(data as string);
-        const ok = check(data as string);
-        if (ok) {
-          countPass(ctx);
-        } else if (ctx.silent === 0) reportValue(ctx, failure, data as string, null, -1);
-        return ok;
-      },
-      (data, ctx, path, index) => reportValue(ctx, failure, data as string, path, index),
-    );
+    const test = (s: string, ctx: EvalContext): boolean => {
+      ctx.steps += formatSteps(s);
+      return check(s);
+    };
+    return assertion(test, valueReporter(new Check('format', k.schemaPath, expected, `be a valid ${k.value}`, stringText)));
   },
   code: {
     emit(c) {

@@ -4,8 +4,8 @@
  * of objects or arrays call their closure).
  */
 import type { Json } from '../../types.js';
-import { countPass, type KeywordDefinition } from '../keyword.js';
-import { Check, clipText, describe, describeText, foundType, jsonEqual, reportText, reportValue, withReporter, type EvalContext, type RecordedPath, type Validate } from '../runtime.js';
+import { assertion, type KeywordDefinition } from '../keyword.js';
+import { Check, clipText, describe, describeText, foundType, jsonEqual, reportText, reportValue, type Reporter } from '../runtime.js';
 
 const TYPES = new Set(['null', 'boolean', 'object', 'array', 'number', 'integer', 'string']);
 
@@ -52,15 +52,14 @@ export function typeCode(t: string, d: string): string {
  * enum/const failures: a primitive is described when the failure is read (`lazy`), a
  * container at once (it may change; `now`, the same check with the text as recorded).
  */
-function reportFound(ctx: EvalContext, lazy: Check, now: Check, data: Json, path: RecordedPath | null, index: number): void {
-  if (typeof data !== 'object' || data === null) reportValue(ctx, lazy, data, path, index);
-  else reportText(ctx, now, describe(data), path, index);
-}
-
-/** The two checks reportFound() records with. */
-function foundChecks(keyword: string, sp: string, expected: string): [Check, Check] {
+function foundReporter(keyword: string, sp: string, expected: string): Reporter {
   const must = `be ${expected}`;
-  return [new Check(keyword, sp, expected, must, describeText), new Check(keyword, sp, expected, must, null)];
+  const lazy = new Check(keyword, sp, expected, must, describeText);
+  const now = new Check(keyword, sp, expected, must, null);
+  return (data, ctx, path, index) => {
+    if (typeof data !== 'object' || data === null) reportValue(ctx, lazy, data, path, index);
+    else reportText(ctx, now, describe(data), path, index);
+  };
 }
 
 export const typeKeyword: KeywordDefinition = {
@@ -71,51 +70,15 @@ export const typeKeyword: KeywordDefinition = {
     if (list.length === 0) return k.invalid('type must name at least one type');
     for (const t of list) if (typeof t !== 'string' || !TYPES.has(t)) return k.invalid(`unknown type ${JSON.stringify(t)}`);
     const names = list as string[];
-    const sp = k.schemaPath;
     const expected = `type ${names.join(' or ')}`;
-    const check = new Check('type', sp, expected, `be ${expected}`, null);
-    const fail = (data: Json, ctx: EvalContext, path: RecordedPath | null = null, index = -1): false => {
-      if (ctx.silent === 0) reportText(ctx, check, foundType(data), path, index);
-      return false;
-    };
-    if (names.length === 1) {
-      const t = names[0];
-      const m = typeMatcher(t);
-      // fast paths for the common single types
-      if (t === 'string')
-        return withReporter((data, ctx) => {
-          if (typeof data !== 'string') return fail(data, ctx);
-          countPass(ctx);
-          return true;
-        }, fail);
-      if (t === 'integer')
-        return withReporter((data, ctx) => {
-          if (typeof data !== 'number' || !Number.isInteger(data)) return fail(data, ctx);
-          countPass(ctx);
-          return true;
-        }, fail);
-      if (t === 'object')
-        return withReporter((data, ctx) => {
-          if (typeof data !== 'object' || data === null || Array.isArray(data)) return fail(data, ctx);
-          countPass(ctx);
-          return true;
-        }, fail);
-      return withReporter((data, ctx) => {
-        if (!m(data)) return fail(data, ctx);
-        countPass(ctx);
-        return true;
-      }, fail);
-    }
+    const check = new Check('type', k.schemaPath, expected, `be ${expected}`, null);
+    const reporter: Reporter = (data, ctx, path, index) => reportText(ctx, check, foundType(data), path, index);
+    if (names.length === 1) return assertion(typeMatcher(names[0]), reporter);
     const ms = names.map(typeMatcher);
-    return withReporter((data, ctx) => {
-      for (let i = 0; i < ms.length; i++) {
-        if (ms[i](data)) {
-          countPass(ctx);
-          return true;
-        }
-      }
-      return fail(data, ctx);
-    }, fail);
+    return assertion((data) => {
+      for (let i = 0; i < ms.length; i++) if (ms[i](data)) return true;
+      return false;
+    }, reporter);
   },
   code: {
     emit(c) {
@@ -136,27 +99,18 @@ export const enumKeyword: KeywordDefinition = {
   compile(k) {
     if (!Array.isArray(k.value)) return k.invalid('enum must be an array');
     const values = k.value;
-    const sp = k.schemaPath;
     const prim = new Set<Json>();
     const complex: Json[] = [];
     for (const v of values) {
       if (typeof v === 'object' && v !== null) complex.push(v);
       else prim.add(v);
     }
-    const [lazy, now] = foundChecks('enum', sp, expectedValues(values));
-    const fn: Validate = (data, ctx) => {
-      let ok: boolean;
-      if (typeof data !== 'object' || data === null) ok = prim.has(data);
-      else {
-        ok = false;
-        for (let i = 0; i < complex.length; i++) if (jsonEqual(complex[i], data)) { ok = true; break; }
-      }
-      if (ok) {
-        countPass(ctx);
-      } else if (ctx.silent === 0) reportFound(ctx, lazy, now, data, null, -1);
-      return ok;
+    const test = (data: Json): boolean => {
+      if (typeof data !== 'object' || data === null) return prim.has(data);
+      for (let i = 0; i < complex.length; i++) if (jsonEqual(complex[i], data)) return true;
+      return false;
     };
-    return withReporter(fn, (data, ctx, path, index) => reportFound(ctx, lazy, now, data, path, index));
+    return assertion(test, foundReporter('enum', k.schemaPath, expectedValues(values)));
   },
   code: {
     emit(c) {
@@ -175,17 +129,7 @@ export const constKeyword: KeywordDefinition = {
   group: 'any',
   compile(k) {
     const c = k.value;
-    const sp = k.schemaPath;
-    const text = JSON.stringify(c);
-    const [lazy, now] = foundChecks('const', sp, `value ${clipText(text, 60)}`);
-    const fn: Validate = (data, ctx) => {
-      const ok = jsonEqual(c, data);
-      if (ok) {
-        countPass(ctx);
-      } else if (ctx.silent === 0) reportFound(ctx, lazy, now, data, null, -1);
-      return ok;
-    };
-    return withReporter(fn, (data, ctx, path, index) => reportFound(ctx, lazy, now, data, path, index));
+    return assertion((data) => jsonEqual(c, data), foundReporter('const', k.schemaPath, `value ${clipText(JSON.stringify(c), 60)}`));
   },
   code: {
     emit(c) {
