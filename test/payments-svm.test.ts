@@ -85,6 +85,8 @@ const post = (payload: PaymentPayload | string, requestBody: string) =>
   });
 const reputationOf = async (agent: string) => ((await (await fetch(`${base}/reputation/${agent}`)).json()) as { verifications: number }).verifications;
 const visible = async (verificationId: string) => (await fetch(`${base}/verifications/${verificationId}`)).status === 200;
+/** Whether the transparency log knows the receipt (it logs published receipts only). */
+const logged = async (verificationId: string) => (await fetch(`${base}/log/proof/${verificationId}`)).status !== 404;
 
 async function until(what: () => Promise<boolean>, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
@@ -173,6 +175,7 @@ describe('x402 on Solana through the built-in facilitator (LiteSVM)', () => {
     const b = await newBuyer(PRICE);
     const agent = agentId('poor');
     const sellerBefore = await chain.balance(seller);
+    const lamportsBefore = chain.lamports(feePayer);
     const pr = await paymentRequired();
     const payloads = await Promise.all(Array.from({ length: 10 }, () => b.client.createPaymentPayload(pr)));
     const responses = await Promise.all(payloads.map((p, i) => post(p, body(`poor-${i}`, agent))));
@@ -181,9 +184,13 @@ describe('x402 on Solana through the built-in facilitator (LiteSVM)', () => {
     expect(await chain.balance(b.signer.address)).toBe(0n);
     expect(await chain.balance(seller)).toBe(sellerBefore + PRICE);
     expect(await reputationOf(agent)).toBe(1);
-    for (const e of (await app.store.paymentEvents()).filter((x) => x.kind === 'voided' && x.key.payer === b.signer.address)) {
+    const voided = (await app.store.paymentEvents()).filter((x) => x.kind === 'voided' && x.key.payer === b.signer.address);
+    for (const e of voided) {
       expect(await visible(e.verificationId!)).toBe(false);
+      expect(await logged(e.verificationId!)).toBe(false);
     }
+    const landedFailed = lamportsBefore - chain.lamports(feePayer) - 10_001n;
+    console.log(`svm: 1 of 10 paid; ${voided.length} refused at settlement (receipt voided), ${9 - voided.length} at verification; fees of failed transactions: ${landedFailed} lamports`);
   });
 
   it('50 concurrent payments from one buyer all settle: 50 transactions, exact balances', async () => {
@@ -242,6 +249,7 @@ describe('x402 on Solana through the built-in facilitator (LiteSVM)', () => {
     const voided = (await app.store.paymentEvents()).filter((e) => e.kind === 'voided' && e.key.payer === b.signer.address);
     expect(voided).toHaveLength(1);
     expect(await visible(voided[0]!.verificationId!)).toBe(false);
+    expect(await logged(voided[0]!.verificationId!)).toBe(false);
     expect(await chain.balance(b.signer.address)).toBe(PRICE);
     // Sent again, the same transaction is refused: its blockhash can never land now.
     const again = await post(payload, body('expired', agent));
@@ -264,6 +272,7 @@ describe('x402 on Solana through the built-in facilitator (LiteSVM)', () => {
       expect(pending.code).toBe('settlement_pending');
       expect(pending.transaction).toBeTruthy();
       expect(await visible(pending.verification_id)).toBe(false);
+      expect(await logged(pending.verification_id)).toBe(false);
       expect(await reputationOf(agent)).toBe(0);
       // Still unknown: the same payment is told it is pending, and nothing runs again.
       expect((await post(payload, body('slow', agent))).status).toBe(202);
@@ -274,6 +283,7 @@ describe('x402 on Solana through the built-in facilitator (LiteSVM)', () => {
     expect(await chain.balance(b.signer.address)).toBe(0n);
     // The periodic reconciliation publishes it by the transaction's signature status.
     await until(() => visible(pending.verification_id));
+    expect(await logged(pending.verification_id)).toBe(true);
     expect(await reputationOf(agent)).toBe(1);
     const retry = await post(payload, body('slow', agent));
     expect(retry.status).toBe(200);
@@ -298,6 +308,7 @@ describe('x402 on Solana through the built-in facilitator (LiteSVM)', () => {
     const voidedFor = async () => (await app.store.paymentEvents({ verificationId: pending.verification_id })).some((e) => e.kind === 'voided');
     await until(voidedFor);
     expect(await visible(pending.verification_id)).toBe(false);
+    expect(await logged(pending.verification_id)).toBe(false);
     expect(await reputationOf(agent)).toBe(0);
     expect(chain.landed().has(pending.transaction)).toBe(false);
     expect(await chain.balance(b.signer.address)).toBe(PRICE);
