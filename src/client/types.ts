@@ -4,16 +4,18 @@
  * page and the error body. What the server also produces is its own type, imported
  * here (types only: nothing of the server is bundled): the receipt is derived from
  * the server's response types (src/core/response.ts), its hints, flags and scores
- * are the core's (src/core/types.ts). src/client/client.test.ts checks every property
+ * are the core's (src/core/types.ts), the reputation page is the store's (src/core/records.ts). src/client/client.test.ts checks every property
  * name against the JSON Schemas the server publishes (src/service/wire-schemas.ts,
  * served in /openapi.json) and validates live responses with them, so a drift on
  * either side fails the tests.
  */
 
 import type { CompactResponse, CompactSummary, FullResponse, ResponseSummary } from '../core/response.js';
+import type { CheckpointRef } from '../core/records.js';
 import type { Json, RuleType } from '../core/types.js';
 
 export type { ErrorDetail, Flag, Hint, RuleType, Score } from '../core/types.js';
+export type { CheckpointRef as LogCheckpointRef, HistoryEntry, ReputationPage as Reputation } from '../core/records.js';
 export type { JsonPatchOperation, Repair, RepairOption } from '../repair/apply-repairs.js';
 
 /** Any JSON value. */
@@ -112,13 +114,6 @@ export type Receipt = Flat<
     }
 >;
 
-/** The transparency-log tree head a reputation page or trust score was computed at. */
-export interface LogCheckpointRef {
-  tree_size: number;
-  /** Standard base64 of the 32-byte root hash, as in GET /log/checkpoint. */
-  root_hash: string;
-}
-
 /** The signed trust score of GET /score/{agent_id}. */
 export interface TrustScore {
   agent_id: string;
@@ -128,33 +123,9 @@ export interface TrustScore {
   inputs: { [key: string]: JsonValue };
   scored_at?: string;
   /** The log checkpoint covering every receipt counted, when the service keeps a transparency log. */
-  log_checkpoint?: LogCheckpointRef;
+  log_checkpoint?: CheckpointRef;
   verify: VerifyBlock;
   attestation: Attestation;
-}
-
-export interface HistoryEntry {
-  verification_id: string;
-  task_id: string;
-  result: 'pass' | 'fail';
-  overall_ratio: number;
-  verified_at: string;
-}
-
-/** GET /reputation/{agent_id}: one page of an agent's history, newest first. */
-export interface Reputation {
-  agent_id: string;
-  verifications: number;
-  passes: number;
-  fails: number;
-  pass_rate: number;
-  first_seen: string | null;
-  last_seen: string | null;
-  history: HistoryEntry[];
-  /** Pass it as `cursor` for the next (older) page; null on the last page. */
-  next_cursor: string | null;
-  /** The log checkpoint covering every receipt counted, when the service keeps a transparency log. */
-  log_checkpoint?: LogCheckpointRef;
 }
 
 export interface ErrorField {

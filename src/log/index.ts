@@ -4,6 +4,7 @@
  * checkpoint, tiles and entry bundles (C2SP tlog-tiles), inclusion proofs by
  * verification id and consistency proofs between two sizes.
  */
+import type { CheckpointRef } from '../core/records.js';
 import { ApiError, invalidRequest } from '../errors.js';
 import type { LogHead, TransparencyLogStore } from '../store/log-store.js';
 import { consistencyProof, inclusionProof, leafHash, tileLevelReader } from './merkle.js';
@@ -31,12 +32,8 @@ export interface TransparencyLogOptions {
   onAdopt?: (previousNote: string) => void;
 }
 
-/** A tree head as reputation and scores name it. */
-export interface CheckpointRef {
-  tree_size: number;
-  /** Standard base64 of the 32-byte root, as in the checkpoint. */
-  root_hash: string;
-}
+/** A tree head as reputation and scores name it (src/core/records.ts). */
+export type { CheckpointRef } from '../core/records.js';
 
 export interface InclusionAnswer {
   verification_id: string;

@@ -9,9 +9,12 @@
  */
 
 import type { KeyObject } from 'node:crypto';
-import type { CheckpointRef } from '../log/index.js';
+import type { ReputationPage } from '../core/records.js';
 import type { TransparencyLogStore } from './log-store.js';
 import type { ValidationQueueStore } from '../erc8004/queue-store.js';
+
+/** An agent's record is written in its wire form (src/core/records.ts). */
+export type { HistoryEntry, ReputationPage } from '../core/records.js';
 
 /** One stored verification: the exact signed receipt text plus indexed columns. */
 export interface ReceiptRecord {
@@ -48,30 +51,6 @@ export interface AllowanceState {
   limit: number;
   used: number;
   remaining: number;
-}
-
-export interface HistoryEntry {
-  verification_id: string;
-  task_id: string;
-  result: 'pass' | 'fail';
-  overall_ratio: number;
-  verified_at: string;
-}
-
-export interface ReputationPage {
-  agent_id: string;
-  verifications: number;
-  passes: number;
-  fails: number;
-  /** passes / verifications rounded to 6 decimals; 0 when none. */
-  pass_rate: number;
-  first_seen: string | null;
-  last_seen: string | null;
-  history: HistoryEntry[];
-  /** Opaque cursor for the next (older) page, null at the end. */
-  next_cursor: string | null;
-  /** The transparency-log checkpoint this page was read at (it covers every receipt stored before the request). */
-  log_checkpoint?: CheckpointRef;
 }
 
 export interface PaymentKey {
