@@ -1,18 +1,20 @@
 /**
- * @module The one behavioural contract of a Store, registered as vitest tests
- * against a harness. test/store-sqlite.test.ts and test/store-postgres.test.ts run
- * it against each backend, so both give the same answers.
+ * @module The one behavioural contract of the store, port by port (StoreOps,
+ * AllowanceStore, ReceiptStore, PaymentStore, KeyStore, LogNoteKeyStore,
+ * StoreMetrics), registered as vitest tests against a harness: each port's tests
+ * see the store as that port only. test/store-sqlite.test.ts and
+ * test/store-postgres.test.ts run it against each backend, so both give the same answers.
  */
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID, verify, type KeyObject } from 'node:crypto';
+import { signedResponseText, signingInputOfText } from '../src/receipts/v1/attestation.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isApiError } from '../src/errors.js';
-import type { PaymentEvent, ReceiptRecord, SigningKeyRecord, Store } from '../src/store/store.js';
-
-export type ContractStore = Store & { appliedMigrations(): Promise<number[]> };
+import type { TransparencyLogStore } from '../src/store/log-store.js';
+import type { AllowanceStore, KeyStore, LogNoteKeyStore, PaymentEvent, PaymentStore, ReceiptRecord, ReceiptStore, SigningKeyRecord, Store, StoreMetrics, StoreOps } from '../src/store/store.js';
 
 export interface StoreHarness {
   /** Open a new handle/pool on the same database (migrating it). */
-  open(): Promise<ContractStore>;
+  open(): Promise<Store>;
   /**
    * Consume from `workers` independent handles (other processes or other pools)
    * at the same time; returns how many calls each worker was granted.
@@ -49,14 +51,40 @@ async function rejectsWithCode(p: Promise<unknown>, code: string): Promise<void>
 
 export function defineStoreContract(name: string, harness: StoreHarness): void {
   describe(`Store contract: ${name}`, () => {
-    let store: ContractStore;
-    const day = '2026-03-01';
-
+    let store: Store;
     beforeAll(async () => {
       store = await harness.open();
     });
     afterAll(async () => {
       await store?.close();
+    });
+    // Each port's contract sees the store as that port only (and, to read its writes back, the few methods named).
+    const ctx: PortContext<Store> = { store: () => store, harness, day: '2026-03-01' };
+    storeOpsContract(ctx);
+    allowanceContract(ctx);
+    receiptContract(ctx);
+    paymentContract(ctx);
+    keyContract(ctx);
+    logNoteKeyContract(ctx);
+    metricsContract(ctx);
+  });
+}
+
+/** What one port's contract is given: the store under test, as that port, and the harness for other handles. */
+interface PortContext<P> {
+  store(): P;
+  harness: StoreHarness;
+  /** The UTC day most allowance calls use. */
+  day: string;
+}
+
+/** The StoreOps contract: the database: its migrations, health, the readiness check and close. */
+function storeOpsContract(ctx: PortContext<StoreOps>): void {
+  const { harness } = ctx;
+  describe('StoreOps', () => {
+    let store: StoreOps;
+    beforeAll(() => {
+      store = ctx.store();
     });
 
     describe('migrations', () => {
@@ -75,6 +103,35 @@ export function defineStoreContract(name: string, harness: StoreHarness): void {
           await other.close();
         }
       });
+    });
+
+    describe('lifecycle', () => {
+      it('health is true while open, false after close; close is idempotent', async () => {
+        const s = await harness.open();
+        expect(await s.health()).toBe(true);
+        await s.close();
+        await s.close();
+        expect(await s.health()).toBe(false);
+      });
+
+      it('check commits while open (null) and names the reason once closed', async () => {
+        expect(await store.check()).toBeNull();
+        const s = await harness.open();
+        expect(await s.check()).toBeNull();
+        await s.close();
+        expect(await s.check()).toEqual(expect.any(String));
+      });
+    });
+  });
+}
+
+/** The AllowanceStore contract: the free allowance counter. */
+function allowanceContract(ctx: PortContext<AllowanceStore>): void {
+  const { harness, day } = ctx;
+  describe('AllowanceStore', () => {
+    let store: AllowanceStore;
+    beforeAll(() => {
+      store = ctx.store();
     });
 
     describe('free allowance', () => {
@@ -191,6 +248,29 @@ export function defineStoreContract(name: string, harness: StoreHarness): void {
       });
     });
 
+    describe('allowance pruning', () => {
+      it('deletes rows of days before the given day only', async () => {
+        const k = uniq('prune');
+        for (const day of ['2020-01-01', '2020-01-02', '2020-01-03']) await store.consumeAllowance(k, day, 5);
+        expect(await store.pruneAllowance('2020-01-03')).toBeGreaterThanOrEqual(2);
+        expect((await store.peekAllowance(k, '2020-01-01', 5)).used).toBe(0);
+        expect((await store.peekAllowance(k, '2020-01-02', 5)).used).toBe(0);
+        expect((await store.peekAllowance(k, '2020-01-03', 5)).used).toBe(1);
+      });
+    });
+
+  });
+}
+
+/** The ReceiptStore contract: receipts, alone, with their unit, in batches, signed as they are stored; reputation (read back through the allowance and the log queue). */
+function receiptContract(ctx: PortContext<ReceiptStore & Pick<AllowanceStore, 'consumeAllowance' | 'peekAllowance'> & Pick<TransparencyLogStore, 'logPending'>>): void {
+  const { harness, day } = ctx;
+  describe('ReceiptStore', () => {
+    let store: ReceiptStore & Pick<AllowanceStore, 'consumeAllowance' | 'peekAllowance'> & Pick<TransparencyLogStore, 'logPending'>;
+    beforeAll(() => {
+      store = ctx.store();
+    });
+
     describe('receipts', () => {
       it('round-trip byte-identical, including unicode, and across reopen', async () => {
         const text =
@@ -269,6 +349,65 @@ export function defineStoreContract(name: string, harness: StoreHarness): void {
         await expect(take(client, day, 5, { ...existing, receipt: '{"other":true}' })).rejects.toThrow();
         expect((await store.peekAllowance(client, day, 5)).used).toBe(0);
         expect(await store.getReceipt(existing.verificationId)).toBe(existing.receipt);
+      });
+    });
+
+    describe('signed as they are stored (signAndSaveReceipt, consumeAllowanceAndSignAndSaveReceipt)', () => {
+      const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+      /** A receipt to sign: its record without the text, and a response text with unicode in it. */
+      const unsigned = (agentId: string, at: string) => {
+        const { receipt: text, ...facts } = receipt(agentId, at, 'pass');
+        return { ...facts, unsignedText: text.slice(0, -1) + ',"note":"Grüße 🚀","n":1e-7}' };
+      };
+      /** The signature is over the signing input of the text, and the stored text is the signed one, byte for byte. */
+      const expectSigned = async (u: ReturnType<typeof unsigned>, signature: string, key: KeyObject = publicKey) => {
+        const input = signingInputOfText(u.unsignedText, 'verify', u.keyVersion, u.verifiedAt);
+        expect(verify(null, Buffer.from(input, 'utf8'), key, Buffer.from(signature, 'base64'))).toBe(true);
+        expect(await store.getReceipt(u.verificationId)).toBe(signedResponseText(u.unsignedText, u.keyVersion, u.verifiedAt, signature));
+      };
+
+      it('stores the signed text and answers its signature; a signing input given with the draft gives the same bytes', async () => {
+        const agent = uniq('signed-agent');
+        const u = unsigned(agent, '2026-03-01T14:00:00Z');
+        const signature = await store.signAndSaveReceipt(u, privateKey);
+        await expectSigned(u, signature);
+        const v = unsigned(agent, '2026-03-01T14:00:01Z');
+        const input = signingInputOfText(v.unsignedText, 'verify', v.keyVersion, v.verifiedAt);
+        await expectSigned(v, await store.signAndSaveReceipt({ ...v, input }, privateKey));
+        const queued = new Set((await store.logPending(100_000)).map((p) => p.verificationId));
+        expect(queued.has(u.verificationId) && queued.has(v.verificationId)).toBe(true);
+        // Ed25519 is deterministic: the same receipt signed again has the same signature (the duplicate id is refused).
+        await expect(store.signAndSaveReceipt(u, privateKey)).rejects.toThrow();
+        expect(await store.getReceipt(u.verificationId)).toBe(signedResponseText(u.unsignedText, u.keyVersion, u.verifiedAt, signature));
+      });
+
+      it('with its unit: signed and stored while units are left, nothing stored and no signature once they are gone', async () => {
+        const client = uniq('signed-client');
+        const agent = uniq('signed-unit-agent');
+        const drafts = [0, 1, 2].map((i) => unsigned(agent, `2026-03-01T15:00:0${i}Z`));
+        const states = [];
+        for (const d of drafts) states.push(await store.consumeAllowanceAndSignAndSaveReceipt(client, day, 2, d, privateKey));
+        expect(states.map((st) => [st.allowed, st.used, st.signature === null])).toEqual([
+          [true, 1, false],
+          [true, 2, false],
+          [false, 2, true],
+        ]);
+        await expectSigned(drafts[0]!, states[0]!.signature!);
+        await expectSigned(drafts[1]!, states[1]!.signature!);
+        expect(await store.getReceipt(drafts[2]!.verificationId)).toBeNull();
+        // A limit of 0 grants nothing, stores nothing and records nothing.
+        const zero = unsigned(agent, '2026-03-01T15:00:09Z');
+        expect(await store.consumeAllowanceAndSignAndSaveReceipt(uniq('signed-zero'), day, 0, zero, privateKey)).toEqual({ allowed: false, limit: 0, used: 0, remaining: 0, signature: null });
+        expect(await store.getReceipt(zero.verificationId)).toBeNull();
+      });
+
+      it('a text that cannot be signed (not JSON) is not stored and takes no unit', async () => {
+        const client = uniq('signed-bad');
+        const bad = { ...unsigned(uniq('signed-bad-agent'), '2026-03-01T16:00:00Z'), unsignedText: '{not json' };
+        await expect(store.signAndSaveReceipt(bad, privateKey)).rejects.toThrow();
+        await expect(store.consumeAllowanceAndSignAndSaveReceipt(client, day, 5, bad, privateKey)).rejects.toThrow();
+        expect(await store.getReceipt(bad.verificationId)).toBeNull();
+        expect((await store.peekAllowance(client, day, 5)).used).toBe(0);
       });
     });
 
@@ -407,6 +546,18 @@ export function defineStoreContract(name: string, harness: StoreHarness): void {
         ]);
         expect(await store.agentResults(uniq('nobody'))).toEqual([]);
       });
+    });
+
+  });
+}
+
+/** The PaymentStore contract: payment reservations, pending settlements (their receipts read back through the ReceiptStore) and the ledger. */
+function paymentContract(ctx: PortContext<PaymentStore & Pick<ReceiptStore, 'saveReceipt' | 'saveReceipts' | 'getReceipt' | 'reputation' | 'agentResults'>>): void {
+  const { harness } = ctx;
+  describe('PaymentStore', () => {
+    let store: PaymentStore & Pick<ReceiptStore, 'saveReceipt' | 'saveReceipts' | 'getReceipt' | 'reputation' | 'agentResults'>;
+    beforeAll(() => {
+      store = ctx.store();
     });
 
     describe('payments', () => {
@@ -558,15 +709,15 @@ export function defineStoreContract(name: string, harness: StoreHarness): void {
       });
     });
 
-    describe('allowance pruning', () => {
-      it('deletes rows of days before the given day only', async () => {
-        const k = uniq('prune');
-        for (const day of ['2020-01-01', '2020-01-02', '2020-01-03']) await store.consumeAllowance(k, day, 5);
-        expect(await store.pruneAllowance('2020-01-03')).toBeGreaterThanOrEqual(2);
-        expect((await store.peekAllowance(k, '2020-01-01', 5)).used).toBe(0);
-        expect((await store.peekAllowance(k, '2020-01-02', 5)).used).toBe(0);
-        expect((await store.peekAllowance(k, '2020-01-03', 5)).used).toBe(1);
-      });
+  });
+}
+
+/** The KeyStore contract: the signing keys. */
+function keyContract(ctx: PortContext<KeyStore>): void {
+  describe('KeyStore', () => {
+    let store: KeyStore;
+    beforeAll(() => {
+      store = ctx.store();
     });
 
     describe('signing keys', () => {
@@ -592,8 +743,19 @@ export function defineStoreContract(name: string, harness: StoreHarness): void {
           key('k-20260201-cccccccccccc', '2026-02-01T00:00:00Z', { privateKey: 'sealed' }),
           key('k-20260301-dddddddddddd', '2026-03-01T00:00:00Z', { status: 'retired', notAfter: '2026-03-02T00:00:00Z' }),
         ]);
-        expect(await store.check()).toBeNull();
       });
+    });
+
+  });
+}
+
+/** The LogNoteKeyStore contract: the transparency log's note keys. */
+function logNoteKeyContract(ctx: PortContext<LogNoteKeyStore>): void {
+  const { harness } = ctx;
+  describe('LogNoteKeyStore', () => {
+    let store: LogNoteKeyStore;
+    beforeAll(() => {
+      store = ctx.store();
     });
 
     describe('log note keys', () => {
@@ -623,14 +785,31 @@ export function defineStoreContract(name: string, harness: StoreHarness): void {
       });
     });
 
-    describe('lifecycle', () => {
-      it('health is true while open, false after close; close is idempotent', async () => {
-        const s = await harness.open();
-        expect(await s.health()).toBe(true);
-        await s.close();
-        await s.close();
-        expect(await s.health()).toBe(false);
-      });
+  });
+}
+
+/** The StoreMetrics contract: histograms a store keeps are well formed, the others empty; reading them writes nothing. */
+function metricsContract(ctx: PortContext<StoreMetrics>): void {
+  describe('StoreMetrics', () => {
+    const wellFormed = (h: { bounds: readonly number[]; counts: number[]; sum: number }) => {
+      if (h.counts.length === 0) {
+        // Not kept by this store: empty.
+        expect(h).toEqual({ bounds: [], counts: [], sum: 0 });
+        return;
+      }
+      expect(h.counts).toHaveLength(h.bounds.length + 1);
+      expect([...h.bounds].sort((a, b) => a - b)).toEqual([...h.bounds]);
+      for (const c of h.counts) expect(Number.isSafeInteger(c) && c >= 0).toBe(true);
+      expect(h.sum).toBeGreaterThanOrEqual(0);
+    };
+
+    it('walSyncs, walRestarts and writeWaits (allowance, receipt, log) are histograms or empty', () => {
+      const store = ctx.store();
+      wellFormed(store.walSyncs());
+      wellFormed(store.walRestarts());
+      const waits = store.writeWaits();
+      expect(Object.keys(waits).sort()).toEqual(['allowance', 'log', 'receipt']);
+      for (const h of Object.values(waits)) wellFormed(h);
     });
   });
 }
