@@ -1,11 +1,11 @@
 /**
- * @module Solana payments as far as they go offline: the buyer builds a real
- * USDC TransferChecked transaction with the official @x402/svm client (mint
- * metadata from a loopback JSON-RPC stub, since there is no validator offline);
- * the built-in facilitator runs the official `exact` SVM verification (layout,
- * amounts, destination token account, signatures checked cryptographically) and
- * co-signs as fee payer; "sending" is recorded in memory instead of a cluster.
- * The gate's replay key is the payer's transaction signature.
+ * @module Solana payments at the gate: the buyer builds a real USDC
+ * TransferChecked transaction with the official @x402/svm client (mint metadata
+ * from a loopback JSON-RPC stub); the built-in facilitator runs the official
+ * `exact` SVM verification (layout, amounts, destination token account,
+ * signatures checked cryptographically) and co-signs as fee payer; "sending" is
+ * recorded in memory. The gate's replay key is the payer's transaction
+ * signature. Settlement on a real Solana VM: test/payments-svm.test.ts.
  */
 import { receipt } from './store-contract.js';
 import { createServer, type Server } from 'node:http';

@@ -173,8 +173,9 @@ export function createSvmFacilitatorSigner(options: SvmFacilitatorSignerOptions)
   // which the signer's own single-RPC detection does not recognise).
   const base = toFacilitatorSvmSigner(keySigner as unknown as Parameters<typeof toFacilitatorSvmSigner>[0], { '*': rpc } as unknown as Parameters<typeof toFacilitatorSvmSigner>[1]);
 
-  async function signatureStatus(signature: string): Promise<'success' | 'reverted' | null> {
-    const { value } = await rpc.getSignatureStatuses([signature as never], { searchTransactionHistory: true }).send();
+  /** `history`: also look past the recent status cache (a reconciliation may come long after the send). */
+  async function signatureStatus(signature: string, history: boolean): Promise<'success' | 'reverted' | null> {
+    const { value } = await rpc.getSignatureStatuses([signature as never], { searchTransactionHistory: history }).send();
     const entry = value[0];
     if (!entry || (entry.confirmationStatus !== 'confirmed' && entry.confirmationStatus !== 'finalized')) return null;
     return entry.err ? 'reverted' : 'success';
@@ -196,7 +197,7 @@ export function createSvmFacilitatorSigner(options: SvmFacilitatorSignerOptions)
     async confirmTransaction(signature) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const status = await signatureStatus(signature).catch(() => null);
+        const status = await signatureStatus(signature, false).catch(() => null);
         if (status === 'success') return;
         if (status === 'reverted') throw new TransactionOnchainFailureError(`transaction ${signature} failed on chain`);
         if (Date.now() + pollMs > deadline) throw new Error(`transaction ${signature} not confirmed within ${timeoutMs} ms`);
@@ -209,7 +210,7 @@ export function createSvmFacilitatorSigner(options: SvmFacilitatorSignerOptions)
         // The blockhash first: once it is invalid the transaction cannot land any more, so a missing
         // status read after that is final.
         const valid = blockhash ? (await rpc.isBlockhashValid(blockhash as never, { commitment: 'processed' }).send()).value : true;
-        const status = await signatureStatus(signature);
+        const status = await signatureStatus(signature, true);
         if (status) return status;
         return valid ? 'unknown' : 'expired';
       } catch {
