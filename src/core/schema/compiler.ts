@@ -13,7 +13,7 @@ import {
   ARRAY_KEYWORDS, DIALECT_2020, MAP_KEYWORDS, SCHEMA_KEYWORDS, standardDialect, vocabularyDialect,
   type Dialect,
 } from './dialects.js';
-import { runAll, type CompileState, type KeywordContext, type KeywordDefinition, type KeywordGroup, type RefTarget } from './keyword.js';
+import { isObject, runAll, type CompileState, type KeywordContext, type KeywordDefinition, type KeywordGroup, type RefTarget } from './keyword.js';
 import { KEYWORDS } from './keywords/index.js';
 import { generate, type CodegenSource, type CompiledKeyword } from './codegen.js';
 import { compileRefKeyword, refCode } from './keywords/ref.js';
@@ -73,10 +73,6 @@ export interface CompiledRoot {
   dialect: Dialect;
   rootResource: ResourceRecord;
   state: CompileState;
-}
-
-function isObject(v: Json | undefined): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 export class Compiler {

@@ -185,6 +185,11 @@ export function valueReporter(check: Check, found: (data: Json) => Primitive = (
   return (data, ctx, path, index) => reportValue(ctx, check, found(data), path, index);
 }
 
+/** Whether a value is a JSON object (not an array, not null). */
+export function isObject(v: Json | undefined): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
 /** Whether a keyword's value is a count (a non-negative integer). */
 export function isCount(v: Json | undefined): v is number {
   return typeof v === 'number' && Number.isInteger(v) && v >= 0;

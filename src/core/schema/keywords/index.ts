@@ -4,15 +4,13 @@
  * handled by the compiler itself; unknown keywords are ignored.
  */
 import type { KeywordDefinition } from '../keyword.js';
+import { minPropertiesKeyword, maxPropertiesKeyword, propertyNamesKeyword } from './object.js';
 import {
-  additionalPropertiesKeyword, dependenciesKeyword, dependentRequiredKeyword, dependentSchemasKeyword,
-  maxPropertiesKeyword, minPropertiesKeyword, patternPropertiesKeyword, propertiesKeyword, propertyNamesKeyword,
-  requiredKeyword, unevaluatedPropertiesKeyword,
-} from './object.js';
-import {
-  containsKeyword, itemsKeyword, maxItemsKeyword, minItemsKeyword, prefixItemsKeyword, uniqueItemsKeyword,
-  unevaluatedItemsKeyword,
-} from './array.js';
+  additionalPropertiesKeyword, patternPropertiesKeyword, propertiesKeyword, unevaluatedPropertiesKeyword,
+} from './properties.js';
+import { dependenciesKeyword, dependentRequiredKeyword, dependentSchemasKeyword, requiredKeyword } from './required.js';
+import { containsKeyword, maxItemsKeyword, minItemsKeyword, uniqueItemsKeyword } from './array.js';
+import { itemsKeyword, prefixItemsKeyword, unevaluatedItemsKeyword } from './items.js';
 import { allOfKeyword, anyOfKeyword, ifKeyword, notKeyword, oneOfKeyword } from './logic.js';
 import {
   exclusiveMaximumKeyword, exclusiveMinimumKeyword, maximumKeyword, minimumKeyword, multipleOfKeyword,
