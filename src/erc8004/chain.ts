@@ -42,7 +42,7 @@ export interface ValidatorChain {
   blockNumber(): Promise<number>;
   /** ValidationRequest logs of the registry addressed to the validator, blocks from … to inclusive. */
   requestLogs(fromBlock: number, toBlock: number): Promise<RequestLog[]>;
-  /** What the registry holds for a request; null when it does not know it (getValidationStatus reverts "unknown"). */
+  /** What the registry holds for a request; null when getValidationStatus reverts (it does not know the request). */
   registryStatus(requestHash: Hex): Promise<RegistryStatus | null>;
   /** The account's transaction count: `latest` (mined) or `pending` (with the node's pool). */
   nonce(blockTag: 'latest' | 'pending'): Promise<number>;
@@ -135,7 +135,8 @@ export function createValidatorChain(options: ValidatorChainOptions): ValidatorC
         });
         return { validator, agentId, response, responseHash, tag };
       } catch (e) {
-        if (/unknown/.test(e instanceof Error ? e.message : '') && /revert/i.test(e instanceof Error ? e.message : '')) return null;
+        // "unknown" (no such request) or any other refusal: nothing of ours to read there. Transport errors go up.
+        if (/revert/i.test(`${e instanceof Error ? e.message : ''} ${(e as { details?: string }).details ?? ''}`)) return null;
         throw e;
       }
     },

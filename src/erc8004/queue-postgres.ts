@@ -68,15 +68,15 @@ export function createPostgresValidationQueue({ pool, q, transaction }: Postgres
       const r = await pool.query(`SELECT 1 FROM ${q}.pending_settlements WHERE state = 'pending' AND strpos(record, $1) > 0 LIMIT 1`, [requestHash]);
       return r.rows.length > 0;
     },
-    async erc8004Claim(owner: string, nowMs: number, leaseMs: number) {
+    async erc8004Claim(registry: string, owner: string, nowMs: number, leaseMs: number) {
       const r = await pool.query<ValidationDbRow>(
         `UPDATE ${t} v SET lease_owner = $1, lease_until_ms = $3
          WHERE (v.registry, v.request_hash) = (
            SELECT registry, request_hash FROM ${t}
-           WHERE state = ANY($4::text[]) AND next_attempt_ms <= $2 AND (lease_owner IS NULL OR lease_owner = $1 OR lease_until_ms < $2)
+           WHERE registry = $5 AND state = ANY($4::text[]) AND next_attempt_ms <= $2 AND (lease_owner IS NULL OR lease_owner = $1 OR lease_until_ms < $2)
            ORDER BY nonce IS NULL, nonce, next_attempt_ms LIMIT 1 FOR UPDATE SKIP LOCKED)
          RETURNING v.*`,
-        [owner, nowMs, nowMs + leaseMs, WORK_STATES],
+        [owner, nowMs, nowMs + leaseMs, WORK_STATES, registry],
       );
       return r.rows[0] ? rowOf(r.rows[0]) : null;
     },
@@ -88,6 +88,9 @@ export function createPostgresValidationQueue({ pool, q, transaction }: Postgres
         [...values, registry, requestHash, owner],
       );
       return r.rowCount === 1;
+    },
+    async erc8004Release(registry: string, requestHash: string, owner: string) {
+      await pool.query(`UPDATE ${t} SET lease_until_ms = 0 WHERE registry = $1 AND request_hash = $2 AND lease_owner = $3`, [registry, requestHash, owner]);
     },
     async erc8004AssignNonce(registry: string, requestHash: string, owner: string, sender: string, chainNonce: number, nowMs: number) {
       return transaction(async (c) => {

@@ -39,7 +39,7 @@ export function createSqliteValidationQueue(db: Database): ValidationQueueStore 
     pending: db.prepare(`SELECT 1 FROM pending_settlements WHERE state = 'pending' AND record LIKE ? LIMIT 1`),
     pick: db.prepare(
       `SELECT registry, request_hash FROM erc8004_validations
-       WHERE state IN (${WORK_IN}) AND next_attempt_ms <= ? AND (lease_owner IS NULL OR lease_owner = ? OR lease_until_ms < ?)
+       WHERE registry = ? AND state IN (${WORK_IN}) AND next_attempt_ms <= ? AND (lease_owner IS NULL OR lease_owner = ? OR lease_until_ms < ?)
        ORDER BY nonce IS NULL, nonce, next_attempt_ms LIMIT 1`,
     ),
     lease: db.prepare('UPDATE erc8004_validations SET lease_owner = ?, lease_until_ms = ? WHERE registry = ? AND request_hash = ?'),
@@ -50,6 +50,7 @@ export function createSqliteValidationQueue(db: Database): ValidationQueueStore 
        ON CONFLICT (address) DO UPDATE SET next_nonce = max(next_nonce, ?) + 1 RETURNING next_nonce - 1 AS nonce`,
     ),
     setNonce: db.prepare("UPDATE erc8004_validations SET state = 'nonced', sender = ?, nonce = ?, updated_at = ? WHERE registry = ? AND request_hash = ?"),
+    release: db.prepare('UPDATE erc8004_validations SET lease_until_ms = 0 WHERE registry = ? AND request_hash = ? AND lease_owner = ?'),
     counts: db.prepare('SELECT state, count(*) AS n FROM erc8004_validations GROUP BY state'),
     ofAgent: db.prepare(
       `SELECT v.* FROM erc8004_validations v JOIN receipts r ON r.verification_id = v.verification_id
@@ -57,8 +58,8 @@ export function createSqliteValidationQueue(db: Database): ValidationQueueStore 
     ),
   };
 
-  const claim = db.transaction((owner: string, nowMs: number, leaseMs: number): ValidationDbRow | null => {
-    const row = s.pick.get(nowMs, owner, nowMs) as { registry: string; request_hash: string } | undefined;
+  const claim = db.transaction((registry: string, owner: string, nowMs: number, leaseMs: number): ValidationDbRow | null => {
+    const row = s.pick.get(registry, nowMs, owner, nowMs) as { registry: string; request_hash: string } | undefined;
     if (!row) return null;
     s.lease.run(owner, nowMs + leaseMs, row.registry, row.request_hash);
     return s.one.get(row.registry, row.request_hash) as ValidationDbRow;
@@ -96,8 +97,8 @@ export function createSqliteValidationQueue(db: Database): ValidationQueueStore 
       if (!/^[0-9a-f]{64}$/.test(requestHash)) return false;
       return s.pending.get(`%${requestHash}%`) !== undefined;
     },
-    async erc8004Claim(owner: string, nowMs: number, leaseMs: number) {
-      const row = claim.immediate(owner, nowMs, leaseMs);
+    async erc8004Claim(registry: string, owner: string, nowMs: number, leaseMs: number) {
+      const row = claim.immediate(registry, owner, nowMs, leaseMs);
       return row ? rowOf(row) : null;
     },
     async erc8004Update(registry: string, requestHash: string, owner: string, patch: ValidationPatch, nowMs: number) {
@@ -106,6 +107,9 @@ export function createSqliteValidationQueue(db: Database): ValidationQueueStore 
         .prepare(`UPDATE erc8004_validations SET ${sets.map((c) => `${c} = ?`).join(', ')} WHERE registry = ? AND request_hash = ? AND lease_owner = ?`)
         .run(...values, registry, requestHash, owner);
       return r.changes === 1;
+    },
+    async erc8004Release(registry: string, requestHash: string, owner: string) {
+      s.release.run(registry, requestHash, owner);
     },
     async erc8004AssignNonce(registry: string, requestHash: string, owner: string, sender: string, chainNonce: number, nowMs: number) {
       return assignNonce.immediate(registry, requestHash, owner, sender, chainNonce, nowMs);

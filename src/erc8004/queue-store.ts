@@ -93,12 +93,14 @@ export interface ValidationQueueStore {
   /** True when a pending (unsettled) paid receipt carries this request hash (64 hex, no 0x). */
   erc8004PendingFor(requestHash: string): Promise<boolean>;
   /**
-   * Take the lease of one row that needs work (state new, waiting, queued, nonced or signed; due; lease free),
+   * Take the lease of one row of `registry` that needs work (state new, waiting, queued, nonced or signed; due; lease free),
    * lowest nonce first; null when none. Rows leased by another owner are skipped, not waited for.
    */
-  erc8004Claim(owner: string, nowMs: number, leaseMs: number): Promise<ValidationRow | null>;
+  erc8004Claim(registry: string, owner: string, nowMs: number, leaseMs: number): Promise<ValidationRow | null>;
   /** Change a row whose lease `owner` holds; false when the lease was lost (another instance took over). */
   erc8004Update(registry: string, requestHash: string, owner: string, patch: ValidationPatch, nowMs: number): Promise<boolean>;
+  /** Let go of a row's lease once its step is done (another instance may take it when it is due). */
+  erc8004Release(registry: string, requestHash: string, owner: string): Promise<void>;
   /**
    * Give a queued row the next nonce of `sender` (at least `chainNonce`), in one transaction with the counter;
    * returns it, or null when the lease was lost or the row is not queued.

@@ -181,6 +181,12 @@ export function createErc8004Validator(options: Erc8004ValidatorOptions): Erc800
     if (row.state === 'new' || row.state === 'waiting') row = await resolve(row);
     if (!row || !row.answer) return;
     const answer = row.answer;
+    const me = chain.address.toLowerCase();
+    if (row.state === 'nonced' && row.sender !== me) {
+      // Given a nonce of another key (the validator key was changed) and never signed: answer with this key.
+      if (await update(row, { state: 'queued', clearNonce: true })) await work({ ...row, state: 'queued', sender: null, nonce: null });
+      return;
+    }
 
     if (row.state === 'queued') {
       if (await answeredOnChain(row, answer)) {
@@ -227,7 +233,7 @@ export function createErc8004Validator(options: Erc8004ValidatorOptions): Erc800
       }
       if (outcome && !outcome.success) return reverted(row, new Error('transaction reverted'), true);
       // Not mined yet. If the nonce has been used by another transaction, these bytes can never be mined.
-      if ((await chain.nonce('latest')) > row.nonce!) {
+      if (row.sender === me && (await chain.nonce('latest')) > row.nonce!) {
         const again = await chain.receipt(row.txHash as Hex);
         if (again) return work({ ...row, state: 'signed' });
         if (await answeredOnChain(row, answer)) {
@@ -243,7 +249,7 @@ export function createErc8004Validator(options: Erc8004ValidatorOptions): Erc800
 
   async function workDue(): Promise<void> {
     for (let i = 0; i < MAX_ROWS_PER_PASS && !stopped; i++) {
-      const row = await queue.erc8004Claim(owner, now(), leaseMs);
+      const row = await queue.erc8004Claim(reg, owner, now(), leaseMs);
       if (!row) return;
       try {
         await work(row);
@@ -252,6 +258,9 @@ export function createErc8004Validator(options: Erc8004ValidatorOptions): Erc800
         const attempts = row.attempts + 1;
         await update(row, { reason: describe(e), attempts, nextAttemptMs: now() + backoff(attempts) }).catch(() => undefined);
         options.log.warn({ requestHash: row.requestHash, err: describe(e) }, 'erc8004: answer step failed (retried)');
+      } finally {
+        // Leased only while worked on: after a crash, only a row caught mid-step waits for its lease to run out.
+        await queue.erc8004Release(row.registry, row.requestHash, owner).catch(() => undefined);
       }
     }
   }

@@ -149,3 +149,21 @@ export async function deployRegistries(chain: HardhatBase, deployer: PrivateKeyA
     },
   };
 }
+
+/** test/erc8004/BadRegistry.sol, compiled (not cached: it is tiny). */
+export function compileBadRegistry(): CompiledContract {
+  const solc = require('solc') as { compile(input: string): string };
+  const input = {
+    language: 'Solidity',
+    sources: { 'BadRegistry.sol': { content: readFileSync(path.join(here, 'BadRegistry.sol'), 'utf8') } },
+    settings: { optimizer: { enabled: true, runs: 200 }, evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
+  };
+  const output = JSON.parse(solc.compile(JSON.stringify(input))) as {
+    errors?: Array<{ severity: string; formattedMessage: string }>;
+    contracts: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>;
+  };
+  const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
+  if (errors.length > 0) throw new Error(errors.map((e) => e.formattedMessage).join('\n'));
+  const c = output.contracts['BadRegistry.sol']!.BadRegistry!;
+  return { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` };
+}
