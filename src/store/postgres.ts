@@ -52,7 +52,7 @@ import { createPostgresValidationQueue } from '../erc8004/queue-postgres.js';
 import { createPostgresLog } from './log-postgres.js';
 import { POSTGRES_MIGRATIONS, type PgMigration } from './migrations/postgres.js';
 import { createPostgresAllowanceCounter, createPostgresReceiptWriter } from './postgres-writer.js';
-import { signHereAndSave, signHereAndSaveWithUnit } from './sign-here.js';
+import { signingHere } from './sign-here.js';
 import { NO_STORE_METRICS, type AllowanceState, type PaymentEvent, type PaymentKey, type PaymentReservation, type PendingSettlement, type ReceiptRecord, type ReputationPage, type SigningKeyRecord, type LogNoteKeyRecord, type Store } from './store.js';
 
 /** The part of the `pg` API this store uses (the package ships no types). */
@@ -162,6 +162,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     erc8004: createPostgresValidationQueue({ pool, q, transaction: (fn) => withTransaction(pool, fn) }),
     // The WAL syncs, restarts and writer-thread waits are the embedded store's; PostgreSQL has none of them.
     ...NO_STORE_METRICS,
+    // Signed on this thread by the receipts code, then stored as saveReceipt stores any receipt.
+    ...signingHere(() => store),
     schema,
     migrate,
 
@@ -242,10 +244,6 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       // Committed (synchronous_commit=on) with whatever else was queued, before this resolves.
       await writer.save([receiptValues(record)]);
     },
-
-    // Signed on this thread by the receipts code, then stored as saveReceipt stores any receipt.
-    signAndSaveReceipt: (record, key) => signHereAndSave(store, record, key),
-    consumeAllowanceAndSignAndSaveReceipt: (clientKey, day, limit, record, key) => signHereAndSaveWithUnit(store, clientKey, day, limit, record, key),
 
     async getReceipt(verificationId: string): Promise<string | null> {
       const r = await pool.query<{ receipt: string }>(`SELECT receipt FROM ${q}.receipts WHERE verification_id = $1`, [verificationId]);

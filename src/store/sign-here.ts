@@ -6,7 +6,7 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { signVerifyText } from '../receipts/v1/sign-text.js';
-import type { AllowanceState, ReceiptRecord, ReceiptStore, UnsignedReceiptRecord } from './store.js';
+import type { ReceiptRecord, ReceiptStore, UnsignedReceiptRecord } from './store.js';
 
 /** The record of a receipt signed here, and its signature. */
 function signRecord(record: UnsignedReceiptRecord, key: KeyObject): { record: ReceiptRecord; signature: string } {
@@ -26,25 +26,23 @@ function signRecord(record: UnsignedReceiptRecord, key: KeyObject): { record: Re
   };
 }
 
-type Saves = Pick<ReceiptStore, 'saveReceipt' | 'consumeAllowanceAndSaveReceipt'>;
-
-/** ReceiptStore.signAndSaveReceipt of `store`: signed here, then stored by its saveReceipt. */
-export async function signHereAndSave(store: Saves, record: UnsignedReceiptRecord, key: KeyObject): Promise<string> {
-  const signed = signRecord(record, key);
-  await store.saveReceipt(signed.record);
-  return signed.signature;
-}
-
-/** ReceiptStore.consumeAllowanceAndSignAndSaveReceipt of `store`: signed here, then stored with its unit. */
-export async function signHereAndSaveWithUnit(
-  store: Saves,
-  clientKey: string,
-  day: string,
-  limit: number,
-  record: UnsignedReceiptRecord,
-  key: KeyObject,
-): Promise<AllowanceState & { signature: string | null }> {
-  const signed = signRecord(record, key);
-  const state = await store.consumeAllowanceAndSaveReceipt(clientKey, day, limit, signed.record);
-  return { ...state, signature: state.allowed ? signed.signature : null };
+/**
+ * signAndSaveReceipt and consumeAllowanceAndSignAndSaveReceipt of the store `of()` returns: each receipt is
+ * signed here, then stored by that store's saveReceipt (alone) or consumeAllowanceAndSaveReceipt (with its unit).
+ */
+export function signingHere(
+  of: () => Pick<ReceiptStore, 'saveReceipt' | 'consumeAllowanceAndSaveReceipt'>,
+): Pick<ReceiptStore, 'signAndSaveReceipt' | 'consumeAllowanceAndSignAndSaveReceipt'> {
+  return {
+    async signAndSaveReceipt(record, key) {
+      const signed = signRecord(record, key);
+      await of().saveReceipt(signed.record);
+      return signed.signature;
+    },
+    async consumeAllowanceAndSignAndSaveReceipt(clientKey, day, limit, record, key) {
+      const signed = signRecord(record, key);
+      const state = await of().consumeAllowanceAndSaveReceipt(clientKey, day, limit, signed.record);
+      return { ...state, signature: state.allowed ? signed.signature : null };
+    },
+  };
 }

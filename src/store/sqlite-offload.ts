@@ -294,13 +294,7 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
       return call<string>({ op: 'save', ...signedSave(record, key) });
     },
 
-    async consumeAllowanceAndSignAndSaveReceipt(
-      clientKey: string,
-      day: string,
-      limit: number,
-      record: UnsignedReceiptRecord,
-      key: KeyObject,
-    ): Promise<AllowanceState & { signature: string | null }> {
+    async consumeAllowanceAndSignAndSaveReceipt(clientKey, day, limit, record, key) {
       assertDay(day);
       assertLimit(limit);
       if (limit === 0) return { ...(await base.peekAllowance(clientKey, day, limit)), signature: null };

@@ -46,7 +46,7 @@ import { createSqliteValidationQueue } from '../erc8004/queue-sqlite.js';
 import { SQLITE_WRITE_SQL } from './sqlite-sql.js';
 import { SQLITE_MIGRATIONS, type Migration } from './migrations/sqlite.js';
 import { StoreFaultError } from './faults.js';
-import { signHereAndSave, signHereAndSaveWithUnit } from './sign-here.js';
+import { signingHere } from './sign-here.js';
 import { NO_STORE_METRICS, type AllowanceState, type PaymentEvent, type PaymentKey, type PaymentReservation, type PendingSettlement, type ReceiptRecord, type ReputationPage, type SigningKeyRecord, type LogNoteKeyRecord, type Store } from './store.js';
 
 /** The part of the better-sqlite3 API this store uses (the package ships no types). */
@@ -199,6 +199,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     erc8004: createSqliteValidationQueue(db),
     // On this thread there is no writer thread to measure (createSqliteOffloadStore has one).
     ...NO_STORE_METRICS,
+    // No writer thread to sign on: signed on this thread by the receipts code, then stored.
+    ...signingHere(() => store),
 
     async migrate() {
       runMigrations(db, SQLITE_MIGRATIONS);
@@ -276,9 +278,6 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       assertFile();
       return state;
     },
-
-    signAndSaveReceipt: (record, key) => signHereAndSave(store, record, key),
-    consumeAllowanceAndSignAndSaveReceipt: (clientKey, day, limit, record, key) => signHereAndSaveWithUnit(store, clientKey, day, limit, record, key),
 
     async saveReceipts(records: readonly ReceiptRecord[]): Promise<void> {
       if (records.length === 0) return;
