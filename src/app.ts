@@ -26,6 +26,7 @@ import type { VerifierService } from './service/types.js';
 import { openStore, signsOnWriterThread, type OpenStoreOptions } from './store/index.js';
 import type { Erc8004Mode } from './erc8004/index.js';
 import type { Payments, PaymentsOptions } from './payments/index.js';
+import { loadWithPaymentPeers } from './payments/peer-modules.js';
 import type { PaymentEncoding } from './payments/transport.js';
 import type { Store } from './store/store.js';
 import { VERSION } from './version.js';
@@ -181,7 +182,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     const paymentLog = log;
     // Imported only when payments are on: the x402 client stack is slow to load and large in memory.
     const payments = config.payments.enabled
-      ? (await import('./payments/index.js')).createPayments({
+      ? (await loadWithPaymentPeers('X402_ENABLED', () => import('./payments/index.js'))).createPayments({
           config: config.payments,
           store,
           serviceName: config.serviceName,
@@ -219,7 +220,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     // ERC-8004 validator mode (off by default): answers validation requests addressed to it from its receipts.
     let erc8004: Erc8004Mode | null = null;
     if (config.erc8004.enabled) {
-      const { createErc8004Mode } = await import('./erc8004/index.js');
+      const { createErc8004Mode } = await loadWithPaymentPeers('ERC8004_ENABLED', () => import('./erc8004/index.js'));
       erc8004 = await createErc8004Mode({
         config: config.erc8004,
         queue: store.erc8004,
