@@ -7,7 +7,8 @@
  * documentation of the same contract, not a second validator.
  */
 import { ERROR_TABLE } from '../errors.js';
-import { ERROR_SCHEMA, RECEIPT_SCHEMA, TRUST_SCORE_SCHEMA, VERIFICATION_REQUEST_SCHEMA } from '../service/wire-schemas.js';
+import type { CheckpointRef, ReputationPage } from '../core/records.js';
+import { ERROR_SCHEMA, RECEIPT_SCHEMA, TRUST_SCORE_SCHEMA, VERIFICATION_REQUEST_SCHEMA, type ObjectSchemaOf } from '../service/wire-schemas.js';
 
 export const errorSchema = {
   $id: 'Error',
@@ -61,7 +62,7 @@ export const logCheckpointRefSchema = {
   type: 'object',
   required: ['tree_size', 'root_hash'],
   properties: { tree_size: { type: 'integer', minimum: 0 }, root_hash: { type: 'string' } },
-} as const;
+} as const satisfies ObjectSchemaOf<CheckpointRef>;
 
 export const reputationSchema = {
   $id: 'Reputation',
@@ -90,7 +91,7 @@ export const reputationSchema = {
     next_cursor: { type: ['string', 'null'] },
     log_checkpoint: { $ref: 'LogCheckpointRef#' },
   },
-} as const;
+} as const satisfies ObjectSchemaOf<ReputationPage>;
 
 export const agentIdParams = {
   type: 'object',

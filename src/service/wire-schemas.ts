@@ -4,6 +4,12 @@
  * (src/http/schemas.ts) and the MCP tools' input/output schemas
  * (src/mcp/tool-definitions.ts).
  *
+ * The TS types the code produces are the one source of the wire formats (the request
+ * src/core/types.ts, the response src/core/response.ts, the error src/errors.ts, the
+ * record src/core/records.ts; the client's types are derived from them): each schema
+ * here `satisfies ObjectSchemaOf<T>` of its type, so a property added, renamed or dropped
+ * on one side and not the other fails the build.
+ *
  * They describe the contract; they are not its validator. Requests are checked by
  * the core's strict parser, which gives the coded error with `fields[].fix`. The
  * request schema accepts and rejects what that validator does (a property test,
@@ -18,7 +24,24 @@
  */
 import { ID_PATTERN, MAX_ID_LENGTH } from '../core/request.js';
 import { DEFAULT_TOLERANCE } from '../core/request-rules.js';
-import { RULE_TYPES } from '../core/types.js';
+import type { FullResponse } from '../core/response.js';
+import { RULE_TYPES, type Bound, type Rule, type VerificationRequest } from '../core/types.js';
+import type { ErrorBody } from '../errors.js';
+import type { SignedResponse } from '../receipts/v1/attestation.js';
+
+/**
+ * The shape a schema of the TS type `T` must have, so the compiler holds the schemas to the types
+ * the code produces (and the client reads): every property it declares is a property of `T` (an
+ * excess property is an error), every required one too, and with `All` it declares all of them.
+ */
+export type ObjectSchemaOf<T, All extends boolean = true> = {
+  $id?: string;
+  type: 'object';
+  description?: string;
+  additionalProperties?: unknown;
+  required?: readonly (keyof T)[];
+  properties: All extends true ? { [K in keyof T]-?: unknown } : { [K in keyof T]?: unknown };
+};
 
 // The id rule of src/core/request.ts (identifierProblem): 1 to 200 code points (JSON Schema
 // lengths count code points too), no control characters.
@@ -33,7 +56,7 @@ const BOUND_SCHEMA = {
     if_present: { type: ['boolean', 'null'], default: false, description: 'Pass when the path yields no value.' },
   },
   additionalProperties: false,
-} as const;
+} as const satisfies ObjectSchemaOf<Bound>;
 
 // Optional members are nullable: the parser treats null as absent, and the canonical request
 // (request_hash, docs/protocol.md#hashes) writes every absent reference as null.
@@ -59,7 +82,7 @@ const RULE_SCHEMA = {
     if_present: { type: ['boolean', 'null'], default: false, description: 'Pass when field yields no value.' },
   },
   additionalProperties: false,
-} as const;
+} as const satisfies ObjectSchemaOf<Rule>;
 
 /** A small valid request, for discovery documents (agent card, llms.txt, x402 bazaar). */
 export const VERIFICATION_REQUEST_EXAMPLE = {
@@ -115,7 +138,7 @@ export const VERIFICATION_REQUEST_SCHEMA = {
   },
   required: ['task_id', 'expected_schema', 'submitted_output'],
   additionalProperties: false,
-} as const;
+} as const satisfies ObjectSchemaOf<VerificationRequest>;
 
 /** The error body (docs/protocol.md#errors). `code` is any string here; OpenAPI narrows it to the error table. */
 export const ERROR_SCHEMA = {
@@ -138,7 +161,7 @@ export const ERROR_SCHEMA = {
     },
     retry_after: { type: 'integer', description: 'Seconds; present when retryable.' },
   },
-} as const;
+} as const satisfies ObjectSchemaOf<ErrorBody>;
 
 const SCORE_SCHEMA = {
   type: 'object',
@@ -258,7 +281,7 @@ export const RECEIPT_SCHEMA = {
     overall: SCORE_SCHEMA,
     ...SIGNATURE_BLOCKS,
   },
-} as const;
+} as const satisfies ObjectSchemaOf<SignedResponse<FullResponse>, false>;
 
 /** The signed trust score (trust-score attestation context). */
 export const TRUST_SCORE_SCHEMA = {
