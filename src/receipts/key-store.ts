@@ -20,14 +20,7 @@ import { ApiError } from '../errors.js';
 import { PUBLIC_KEY_ENCODING, rawPublicKeyBase64 } from './ed25519.js';
 import { makeSigner, type KeyRing, type PublicKeyInfo, type SigningKey } from './key-ring.js';
 import { parseRfc3339, rfc3339Seconds } from './time.js';
-import type { SigningKeyRecord } from '../store/store.js';
-
-/** The store methods this module reads and writes the key rows with (the Store interface implements them). */
-export interface KeyStateStore {
-  signingKeys(): Promise<SigningKeyRecord[]>;
-  recordSigningKeys(keys: SigningKeyRecord[]): Promise<void>;
-  addSigningKey(key: SigningKeyRecord, options?: { onlyIfEmpty?: boolean }): Promise<boolean>;
-}
+import type { KeyStore, SigningKeyRecord } from '../store/store.js';
 
 /** How far ahead of the rotation the new key's window starts (all instances switch at that instant). */
 const ROTATION_LEAD_MS = 5_000;
@@ -94,7 +87,7 @@ function newKeyRecord(notBefore: Date, kek: Buffer, createdAt: Date = new Date()
 
 /** Rotate for every instance on the database: returns the new key once its window has started (all instances then use it). */
 export async function rotateDatabaseKeys(
-  store: KeyStateStore,
+  store: KeyStore,
   kek: Buffer,
   options: { clock?: () => Date; leadMs?: number; sleep?: (ms: number) => Promise<void> } = {},
 ): Promise<PublicKeyInfo> {
@@ -123,7 +116,7 @@ export function publicKeyInfo(r: SigningKeyRecord): PublicKeyInfo {
 }
 
 export interface DatabaseKeyRingOptions {
-  store: KeyStateStore;
+  store: KeyStore;
   /** The key-encryption key (32 bytes). */
   kek: Buffer;
   clock?: () => Date;
