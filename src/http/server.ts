@@ -209,7 +209,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs', ...docsUiOptions(config.publicBaseUrl) });
   await app.register(pagesPlugin, {
-    site: { serviceName: config.serviceName, version: options.version, paymentsEnabled: Boolean(options.payments), freeAllowancePerDay: config.freeAllowancePerDay },
+    site: { serviceName: config.serviceName, version: options.version, paymentsEnabled: Boolean(options.payments), freeAllowancePerDay: config.freeAllowancePerDay, erc8004Enabled: config.erc8004.enabled },
     exists: {
       agent: async (id) => (await pipeline.service.reputation(id, { limit: 1 })).verifications > 0,
       receipt: async (id) => (await pipeline.service.getReceipt(id)) !== null,

@@ -21,6 +21,8 @@ export interface PagesOptions {
     /** Whether x402 payments are on (then the trust score is paid and the agent page does not fetch it). */
     paymentsEnabled: boolean;
     freeAllowancePerDay: number;
+    /** Whether the server answers ERC-8004 validation requests (then the agent page lists its on-chain answers). */
+    erc8004Enabled?: boolean;
   };
   /** The built front end (default: dist/web at the package root). */
   assetsDir?: string;

@@ -1,8 +1,9 @@
 /**
  * @module `/agents/:agent_id`: an agent's reputation for a person — counts,
  * pass rate, results over time, the history in pages, and the trust score with
- * its inputs when it is free on this server. `test-` agents are examples: shown,
- * never scored.
+ * its inputs when it is free on this server, and the ERC-8004 validation
+ * responses given on chain for its receipts when the server is a validator.
+ * `test-` agents are examples: shown, never scored.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { getJson, type ApiErrorBody, type Site } from './api.js';
@@ -30,6 +31,15 @@ interface Reputation {
   log_checkpoint?: { tree_size: number; root_hash: string };
 }
 
+/** One on-chain ERC-8004 validation response (GET /erc8004/agents/:agent_id/validations, present in validator mode only). */
+interface OnChainValidation {
+  verification_id: string | null;
+  request_hash: string;
+  response: number | null;
+  transaction: string | null;
+  block: number | null;
+}
+
 interface TrustScore {
   score: number;
   inputs?: Record<string, unknown>;
@@ -55,6 +65,15 @@ export function AgentPage({ id, site }: { id: string; site: Site }) {
   const [error, setError] = useState<ApiErrorBody | null>(null);
   const [score, setScore] = useState<TrustScore | ApiErrorBody | null>(null);
   const [page, setPage] = useState(0);
+  const [validations, setValidations] = useState<OnChainValidation[]>([]);
+
+  useEffect(() => {
+    // Only in ERC-8004 validator mode (the route does not exist otherwise).
+    if (!site.erc8004Enabled) return;
+    void getJson<{ validations: OnChainValidation[] }>(`/erc8004/agents/${encodeURIComponent(id)}/validations`)
+      .then((r) => setValidations(r.ok ? r.value.validations : []))
+      .catch(() => setValidations([]));
+  }, [id]);
 
   useEffect(() => {
     void (async () => {
@@ -174,6 +193,35 @@ export function AgentPage({ id, site }: { id: string; site: Site }) {
               <p>No verifications recorded for this agent yet.</p>
             )}
           </section>
+          {validations.length > 0 ? (
+            <section aria-labelledby="erc8004-title">
+              <h2 id="erc8004-title">On-chain validations (ERC-8004)</h2>
+              <div class="table-scroll">
+                <table class="history">
+                  <thead>
+                    <tr>
+                      <th scope="col">Block</th>
+                      <th scope="col">Transaction</th>
+                      <th scope="col">Response</th>
+                      <th scope="col">Receipt</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {validations.map((v) => (
+                      <tr key={v.request_hash}>
+                        <td>{v.block ?? '—'}</td>
+                        <td>
+                          <code>{v.transaction ?? '—'}</code>
+                        </td>
+                        <td>{v.response ?? '—'}</td>
+                        <td>{v.verification_id ? <a href={`/receipts/${encodeURIComponent(v.verification_id)}`}>receipt</a> : '—'}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            </section>
+          ) : null}
           <section aria-labelledby="history-title">
             <h2 id="history-title">History</h2>
             <div class="table-scroll">

@@ -8,10 +8,12 @@ export interface Site {
   version: string;
   paymentsEnabled: boolean;
   freeAllowancePerDay: number;
+  /** ERC-8004 validator mode (GET /erc8004/… exists). */
+  erc8004Enabled: boolean;
 }
 
 export function readSite(): Site {
-  const fallback: Site = { serviceName: 'agent-output-verifier', version: '', paymentsEnabled: false, freeAllowancePerDay: 0 };
+  const fallback: Site = { serviceName: 'agent-output-verifier', version: '', paymentsEnabled: false, freeAllowancePerDay: 0, erc8004Enabled: false };
   const content = document.querySelector('meta[name="aov-site"]')?.getAttribute('content');
   if (!content) return fallback;
   try {
