@@ -102,8 +102,10 @@ describe('HTTP: work limits', () => {
         expect(body.fields[0].fix).toContain('\\p{');
       }
     }
-    // judged from the pattern text, no table built: far inside the 1.5 s deadline
-    expect(Math.max(...times), times.map((t) => t.toFixed(0)).join(' ')).toBeLessThan(100);
+    // Judged from the pattern text, no table built. Building the 260 tables scans ~1.1 million code
+    // points each (seconds of CPU, past the 1.5 s deadline); a refusal from the text alone takes a few
+    // milliseconds. The bound leaves room for a loaded machine and still tells the two apart.
+    expect(Math.max(...times), times.map((t) => t.toFixed(0)).join(' ')).toBeLessThan(750);
     expect(pool.aborted()).toEqual(stoppedBefore);
     expect(await workers()).toBe(warmed);
   });
