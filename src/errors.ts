@@ -88,6 +88,17 @@ export const ERROR_TABLE = {
   },
 } as const satisfies Record<string, ErrorDefinition>;
 
+/**
+ * An error code of docs/protocol.md#errors: `invalid_request`, `too_complex`, `payload_too_large`, …
+ * A code is never reused for another meaning.
+ *
+ * @example
+ * ```ts
+ * import type { ErrorCode } from 'agent-output-verifier';
+ *
+ * const retryLater: ReadonlySet<ErrorCode> = new Set(['unavailable', 'internal_error']);
+ * ```
+ */
 export type ErrorCode = keyof typeof ERROR_TABLE;
 
 /** The wire shape of docs/protocol.md#errors. */
@@ -108,7 +119,22 @@ export interface ApiErrorOptions {
   retryAfter?: number;
 }
 
-/** An error that knows its wire form. Throw it anywhere; adapters render it with `toBody()`. */
+/**
+ * An error that knows its wire form (docs/protocol.md#errors): `code`, the HTTP `status`
+ * the service answers with, and `fields` naming each problem in the request with its fix.
+ * parseVerificationRequest, validateRequestValue and a verifier's `evaluate` throw it.
+ *
+ * @example
+ * ```ts
+ * import { ApiError, parseVerificationRequest } from 'agent-output-verifier';
+ *
+ * try {
+ *   parseVerificationRequest('{"task_id": 1}');
+ * } catch (e) {
+ *   if (e instanceof ApiError) for (const f of e.fields) console.error(`${f.field} ${f.problem}: ${f.fix}`);
+ * }
+ * ```
+ */
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly status: number;

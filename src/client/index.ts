@@ -26,4 +26,30 @@ export {
   type VerifyAndRepairResult,
 } from './repair-loop.js';
 export { applyRepairs, RepairError, type ApplyRepairsOptions, type RepairRecord, type RepairResult } from '../repair/apply-repairs.js';
-export type * from './types.js';
+export type {
+  AllowanceState,
+  ApiErrorBody,
+  Attestation,
+  BatchItem,
+  BatchVerificationRequest,
+  BatchVerificationResponse,
+  Bound,
+  ErrorDetail,
+  ErrorField,
+  Flag,
+  Hint,
+  HistoryEntry,
+  JsonPatchOperation,
+  JsonValue,
+  LogCheckpointRef,
+  Receipt,
+  Repair,
+  RepairOption,
+  Reputation,
+  Rule,
+  RuleType,
+  Score,
+  TrustScore,
+  VerificationRequest,
+  VerifyBlock,
+} from './types.js';

@@ -41,7 +41,9 @@ export interface RegenerateFeedback {
 /** The caller's model: return the corrected output as a JSON value, or as JSON text. */
 export type Regenerate = (feedback: RegenerateFeedback) => unknown;
 
+/** Options of VerifierClient.verifyAndRepair: the request, and how far the loop may go. */
 export interface VerifyAndRepairOptions {
+  /** The first request to verify. */
   request: VerificationRequest;
   /** Called when the receipt fails and no repair applies. Without it the loop stops there. */
   regenerate?: Regenerate;
@@ -67,6 +69,7 @@ export interface RepairAttempt {
   applied?: RepairRecord[];
 }
 
+/** What VerifierClient.verifyAndRepair resolves with: the request that passed and every receipt on the way. */
 export interface VerifyAndRepairResult {
   result: 'pass';
   /** The request that passed, and its output. */
@@ -77,6 +80,7 @@ export interface VerifyAndRepairResult {
   attempts: RepairAttempt[];
 }
 
+/** Why a repair loop ended without a pass (RepairLoopError.code). */
 export type RepairLoopErrorCode =
   | 'not_converged'
   | 'timeout'

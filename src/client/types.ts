@@ -80,6 +80,7 @@ export interface BatchVerificationResponse<R> {
   receipts: R[];
 }
 
+/** How to check a receipt's signature: where the key is published and how the signed bytes are formed. */
 export interface VerifyBlock {
   public_key_url: string;
   key_version: string;
@@ -89,6 +90,7 @@ export interface VerifyBlock {
   mcp?: string;
 }
 
+/** The Ed25519 signature block of a receipt (docs/protocol.md#signature). */
 export interface Attestation {
   algorithm: 'Ed25519';
   key_version: string;
@@ -128,6 +130,7 @@ export interface TrustScore {
   attestation: Attestation;
 }
 
+/** One problem in a refused request: the field, what is wrong, and how to fix it. */
 export interface ErrorField {
   field: string;
   problem: string;

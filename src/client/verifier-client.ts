@@ -28,6 +28,7 @@ export type { ReceiptVerification };
 /** Who pays when the service answers 402: an x402 client with its schemes registered, or an EVM account (e.g. viem's). */
 export type Payer = x402Client | ClientEvmSigner;
 
+/** How the client retries errors the service marks retryable (VerifierClientOptions.retry). */
 export interface RetryOptions {
   /** Further attempts after a retryable error (default 2). */
   attempts?: number;
@@ -35,6 +36,7 @@ export interface RetryOptions {
   maxWaitSeconds?: number;
 }
 
+/** Options of createVerifierClient: the service's URL, and optionally fetch, a payer and retries. */
 export interface VerifierClientOptions {
   /** The service's base URL, e.g. `http://127.0.0.1:8080`. */
   baseUrl: string;
@@ -65,12 +67,15 @@ export type BatchResult = BatchVerificationResponse<Receipt> & {
   allowance: AllowanceState | null;
 };
 
+/** Options of VerifierClient.checkReceipt. */
 export interface CheckReceiptOptions {
   /** The original request (object or JSON text): its four hashes are then checked too. */
   request?: VerificationRequest | string;
 }
 
+/** A typed client of one verifier service (made by createVerifierClient); each method is one route of docs/protocol.md. */
 export interface VerifierClient {
+  /** The service's base URL, without a trailing slash. */
   readonly baseUrl: string;
   /** POST /verify/schema: the signed receipt (pass or fail). `signal` aborts the call. */
   verify(request: VerificationRequest, options?: { signal?: AbortSignal }): Promise<Paid<Receipt>>;
@@ -191,6 +196,29 @@ async function payingFetch(base: typeof globalThis.fetch, payer: Payer): Promise
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Creates a client of the verifier service at `options.baseUrl` (docs/client.md). It needs only
+ * `fetch`, so it runs in Node 20+ and in browsers. An error answer rejects with a VerifierError
+ * carrying the service's error body; with a `payer`, a 402 is paid through x402 and the call
+ * retried; with `retry`, retryable errors are retried after their `retry_after`.
+ *
+ * @example
+ * ```ts
+ * import { createVerifierClient, VerifierError } from 'agent-output-verifier/client';
+ *
+ * const client = createVerifierClient({ baseUrl: 'http://127.0.0.1:8080', retry: true });
+ * try {
+ *   const { body: receipt, text } = await client.verify({
+ *     task_id: 'invoice-42',
+ *     expected_schema: { type: 'object', required: ['total'], properties: { total: { type: 'number' } } },
+ *     submitted_output: { total: 129.5 },
+ *   });
+ *   console.log(receipt.result, (await client.checkReceipt(text)).valid);
+ * } catch (e) {
+ *   if (e instanceof VerifierError) console.error(e.code, e.fields);
+ * }
+ * ```
+ */
 export function createVerifierClient(options: VerifierClientOptions): VerifierClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   if (!/^https?:\/\//.test(baseUrl)) throw new TypeError('baseUrl must be an http(s) URL');

@@ -11,9 +11,33 @@ import type { Json } from './types.js';
 
 import type { RepairOperation } from './types.js';
 
-/** One RFC 6902 operation (the same type as a repair's operations). */
+/**
+ * One RFC 6902 operation (the same type as a repair's operations).
+ *
+ * @example
+ * ```ts
+ * import type { JsonPatchOperation } from 'agent-output-verifier';
+ *
+ * const fix: JsonPatchOperation[] = [{ op: 'replace', path: '/currency', value: 'USD' }];
+ * ```
+ */
 export type JsonPatchOperation = RepairOperation;
 
+/**
+ * Thrown by {@link applyPatch} when an operation does not apply; `index` is the operation's
+ * place in the patch.
+ *
+ * @example
+ * ```ts
+ * import { applyPatch, JsonPatchError } from 'agent-output-verifier';
+ *
+ * try {
+ *   applyPatch({ a: 1 }, [{ op: 'remove', path: '/b' }]);
+ * } catch (e) {
+ *   if (e instanceof JsonPatchError) console.log(e.index, e.message); // 0 'patch operation 0: …'
+ * }
+ * ```
+ */
 export class JsonPatchError extends Error {
   /** Index of the failing operation in the patch. */
   readonly index: number;
@@ -163,6 +187,16 @@ function applyOne(doc: Json, op: JsonPatchOperation): Json {
  * Applies an RFC 6902 patch and returns the new document; `document` is not
  * changed. Throws `JsonPatchError` (with the failing operation's index) when an
  * operation does not apply; no partial result is returned.
+ *
+ * @example
+ * ```ts
+ * import { applyPatch } from 'agent-output-verifier';
+ *
+ * applyPatch({ total: 10, items: [] }, [
+ *   { op: 'replace', path: '/total', value: 12 },
+ *   { op: 'add', path: '/items/-', value: { qty: 1 } },
+ * ]); // { total: 12, items: [{ qty: 1 }] }
+ * ```
  */
 export function applyPatch(document: unknown, patch: readonly JsonPatchOperation[]): unknown {
   if (!Array.isArray(patch)) throw new JsonPatchError(0, 'the patch is not an array of operations');

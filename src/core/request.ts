@@ -54,7 +54,21 @@ export function requestField(segments: JsonPathSegments): string {
 
 const SAFE_FIX = 'Send integers within ±9007199254740991 (2^53−1); send larger ones as strings.';
 
-/** Parse and validate a request body (string or UTF-8 bytes). Throws ApiError('invalid_request'). */
+/**
+ * Parses and validates a verification request body (its JSON text, or the UTF-8 bytes of
+ * it) exactly as the service does: strict JSON (duplicate keys inside the output are kept
+ * as integrity findings, outside it they are refused), every field checked, defaults
+ * filled in. Throws ApiError(`invalid_request`) with one entry in `fields` per problem.
+ *
+ * @example
+ * ```ts
+ * import { readFileSync } from 'node:fs';
+ * import { parseVerificationRequest } from 'agent-output-verifier';
+ *
+ * const parsed = parseVerificationRequest(readFileSync('examples/invoice/request.json'));
+ * parsed.request.enforce_rules; // false unless the request set it
+ * ```
+ */
 export function parseVerificationRequest(body: string | Uint8Array, options: ParseRequestOptions = {}): ParsedRequest {
   let parsed;
   try {
@@ -67,10 +81,22 @@ export function parseVerificationRequest(body: string | Uint8Array, options: Par
 }
 
 /**
- * Validate a value that was already parsed elsewhere (e.g. MCP tool
+ * Validates a request that was already parsed elsewhere (e.g. MCP tool
  * arguments): it must be plain JSON (finite numbers, well-formed strings,
  * plain objects and arrays, depth within the limit). Duplicate keys cannot be
  * detected any more; integers are judged by value (see findUnsafeIntegers).
+ * Throws ApiError(`invalid_request`) as parseVerificationRequest does.
+ *
+ * @example
+ * ```ts
+ * import { validateRequestValue } from 'agent-output-verifier';
+ *
+ * const parsed = validateRequestValue({
+ *   task_id: 'summary-7',
+ *   expected_schema: { type: 'object', required: ['title'] },
+ *   submitted_output: { title: 'Q3 report' },
+ * });
+ * ```
  */
 export function validateRequestValue(value: unknown, options: ParseRequestOptions = {}): ParsedRequest {
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;

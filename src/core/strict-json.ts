@@ -25,17 +25,20 @@ import type { Json } from './types.js';
 /** A location inside the parsed document: object keys and array indices from the root. */
 export type JsonPathSegments = ReadonlyArray<string | number>;
 
+/** Options of parseStrictJson. */
 export interface StrictJsonOptions {
   /** Maximum nesting of arrays/objects (the root container is depth 1). Default 64. */
   maxDepth?: number;
 }
 
+/** A key that appears more than once in one object (the last one wins, as with JSON.parse). */
 export interface DuplicateKeyFinding {
   /** Location of the object that holds the key twice. */
   segments: JsonPathSegments;
   key: string;
 }
 
+/** The parsed value and what strict parsing found in it. */
 export interface StrictJsonResult {
   value: Json;
   duplicateKeys: DuplicateKeyFinding[];
@@ -45,9 +48,24 @@ export interface StrictJsonResult {
   largeNumbers: JsonPathSegments[];
 }
 
+/** Why a text is refused: not JSON, a lone surrogate, a number that overflows to ±Infinity, or nesting over `maxDepth`. */
 export type StrictJsonErrorKind = 'invalid_json' | 'lone_surrogate' | 'non_finite' | 'too_deep';
 
-/** A body that cannot be accepted at all. Carries the location but never the offending text. */
+/**
+ * A text that cannot be accepted at all. Carries the location (path and UTF-16 offset)
+ * but never the offending text.
+ *
+ * @example
+ * ```ts
+ * import { parseStrictJson, StrictJsonError } from 'agent-output-verifier/json';
+ *
+ * try {
+ *   parseStrictJson('{"a": "\ud800"}');
+ * } catch (e) {
+ *   if (e instanceof StrictJsonError) console.log(e.kind, e.offset); // 'lone_surrogate' …
+ * }
+ * ```
+ */
 export class StrictJsonError extends Error {
   readonly kind: StrictJsonErrorKind;
   /** Location of the value (or of the object holding the key) where the problem is. */
@@ -67,7 +85,17 @@ export const DEFAULT_MAX_DEPTH = 64;
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** `$`, `$.a[1].b`, `$['a.b']` — concrete location in the notation used in error output. */
+/**
+ * A location in the notation verdicts and errors use: `$`, `$.a[1].b`, `$['a.b']`.
+ *
+ * @example
+ * ```ts
+ * import { formatSegments } from 'agent-output-verifier/json';
+ *
+ * formatSegments(['line_items', 1, 'qty']); // '$.line_items[1].qty'
+ * formatSegments(['a.b']); // "$['a.b']"
+ * ```
+ */
 export function formatSegments(segments: JsonPathSegments, root = '$'): string {
   let out = root;
   for (const s of segments) {
@@ -89,7 +117,19 @@ const hasOwn = Object.prototype.hasOwnProperty;
 /** 10^0 … 10^15, all exact doubles. */
 const POW10: readonly number[] = Array.from({ length: 16 }, (_, i) => 10 ** i);
 
-/** Parse `input` strictly. Throws StrictJsonError; never returns a partial value. */
+/**
+ * Parses `input` (JSON text, or its UTF-8 bytes) strictly. Throws StrictJsonError; never
+ * returns a partial value. Duplicate keys and out-of-range numbers are reported, not thrown.
+ *
+ * @example
+ * ```ts
+ * import { parseStrictJson } from 'agent-output-verifier/json';
+ *
+ * const { value, duplicateKeys } = parseStrictJson('{"total": 1, "total": 2}');
+ * value; // { total: 2 }
+ * duplicateKeys; // [{ segments: [], key: 'total' }]
+ * ```
+ */
 export function parseStrictJson(input: string | Uint8Array, options: StrictJsonOptions = {}): StrictJsonResult {
   let text: string;
   if (typeof input === 'string') {

@@ -4,9 +4,11 @@
  * Types only, so every layer can import them without pulling code.
  */
 
+/** A JSON value, as JSON.parse returns it. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
+/** The type of a cross-field rule (docs/protocol.md#rules). */
 export type RuleType = 'sum_equals' | 'gte' | 'lte' | 'exists_in' | 'unique';
 export const RULE_TYPES: readonly RuleType[] = ['sum_equals', 'gte', 'lte', 'exists_in', 'unique'];
 
@@ -62,7 +64,18 @@ export interface OutputIntegrity {
   unsafeIntegers: string[];
 }
 
-/** A parsed, validated request plus what hashing needs "exactly as supplied". */
+/**
+ * A parsed, validated request plus what hashing needs "exactly as supplied": what
+ * parseVerificationRequest and validateRequestValue return and a verifier evaluates.
+ *
+ * @example
+ * ```ts
+ * import { parseVerificationRequest, type ParsedRequest } from 'agent-output-verifier';
+ *
+ * const parsed: ParsedRequest = parseVerificationRequest(requestText);
+ * parsed.integrity.duplicateKeys; // duplicated keys found inside submitted_output
+ * ```
+ */
 export interface ParsedRequest {
   request: VerificationRequest;
   /** `bounds` / `rules` exactly as supplied (null when absent), for rules_hash. */
@@ -71,12 +84,14 @@ export interface ParsedRequest {
   integrity: OutputIntegrity;
 }
 
+/** A ratio of checks passed, with its counts. */
 export interface Score {
   ratio: number;
   passed: number;
   total: number;
 }
 
+/** One failed check, located: what was expected and what was found. */
 export interface ErrorDetail {
   check: string;
   path: string;
@@ -85,6 +100,7 @@ export interface ErrorDetail {
   message: string;
 }
 
+/** A finding of the integrity and content checks (severity `warning` never blocks). */
 export interface Flag {
   check: string;
   field: string;
@@ -117,6 +133,7 @@ export type Repair =
   | { certainty: 'determined'; patch: RepairOperation[]; note: string }
   | { certainty: 'candidate'; options: RepairOption[]; note: string };
 
+/** How to fix one failure, with a machine-applicable repair when there is one (docs/repair.md). */
 export interface Hint {
   source: HintSource;
   check: string;
@@ -130,9 +147,19 @@ export interface Hint {
 export type NextAction = Record<string, string | number>;
 
 /**
- * The verdict: everything in the response that verification decides. The
- * service adds verification_id, hashes, verified_at, verifier_version and the
- * signature blocks around it (see src/core/response.ts and src/receipts/).
+ * The verdict: everything in the response that verification decides (docs/protocol.md#response).
+ * The service adds verification_id, hashes, verified_at, verifier_version and the
+ * signature blocks around it.
+ *
+ * @example
+ * ```ts
+ * import type { Verdict } from 'agent-output-verifier';
+ *
+ * function explain(verdict: Verdict): string {
+ *   if (verdict.result === 'pass') return `pass (${verdict.overall.passed}/${verdict.overall.total})`;
+ *   return `fail: ${verdict.blocking_checks.join(', ')}; ${verdict.errors.join('; ')}`;
+ * }
+ * ```
  */
 export interface Verdict {
   result: 'pass' | 'fail';

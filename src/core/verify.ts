@@ -25,12 +25,25 @@ export interface SchemaSource {
   get(key: string, schema: Json): CompiledSchema;
 }
 
+/**
+ * Options of {@link createVerifier}.
+ *
+ * @example
+ * ```ts
+ * import { createSchemaEngine, createVerifier, type VerifierOptions } from 'agent-output-verifier';
+ *
+ * const options: VerifierOptions = { engine: createSchemaEngine(), listCap: 20 };
+ * const verifier = createVerifier(options);
+ * ```
+ */
 export interface VerifierOptions {
+  /** Compiles the request's `expected_schema`: an engine (createSchemaEngine()), or a cache in front of one keyed by the schema hash. */
   engine: SchemaEngine | SchemaSource;
   /** Entries kept per list (errors, errors_detail, flags, hints); default 100. */
   listCap?: number;
 }
 
+/** Per-call options of {@link Verifier.evaluate}. */
 export interface VerifyOptions {
   /** Cache key of the schema (its schema_hash). Without it a cache is keyed by the schema's JSON text. */
   schemaKey?: string;
@@ -43,6 +56,20 @@ export interface VerifyOptions {
   maxSteps?: number;
 }
 
+/**
+ * Verifies parsed requests in-process, with the same checks and the same verdict as the
+ * service's `POST /v1/verify`, minus what the service adds around it (verification_id,
+ * hashes, time, signature). Made by {@link createVerifier}.
+ *
+ * @example
+ * ```ts
+ * import { createSchemaEngine, createVerifier, parseVerificationRequest } from 'agent-output-verifier';
+ *
+ * const verifier = createVerifier({ engine: createSchemaEngine() });
+ * const verdict = verifier.evaluate(parseVerificationRequest(requestText));
+ * if (verdict.result === 'fail') console.log(verdict.blocking_checks, verdict.hints);
+ * ```
+ */
 export interface Verifier {
   /**
    * The verdict on one request: every check run, nothing signed or stored (that is the
@@ -60,7 +87,27 @@ function isSource(e: SchemaEngine | SchemaSource): e is SchemaSource {
   return typeof (e as SchemaSource).get === 'function';
 }
 
-
+/**
+ * Creates a verifier: one {@link ParsedRequest} in, one {@link Verdict} out. Pure (no I/O,
+ * no clock), so the verdict depends on the request alone. `evaluate` throws ApiError
+ * (`invalid_request`, or `too_complex` over the engine's work limits) when the request's
+ * schema cannot be used.
+ *
+ * @example
+ * ```ts
+ * import { createSchemaEngine, createVerifier, validateRequestValue } from 'agent-output-verifier';
+ *
+ * const verifier = createVerifier({ engine: createSchemaEngine() });
+ * const verdict = verifier.evaluate(
+ *   validateRequestValue({
+ *     task_id: 'invoice-42',
+ *     expected_schema: { type: 'object', required: ['total'], properties: { total: { type: 'number' } } },
+ *     submitted_output: { total: '12.50' },
+ *   }),
+ * );
+ * verdict.result; // 'fail': total is a string
+ * ```
+ */
 export function createVerifier(options: VerifierOptions): Verifier {
   const { engine } = options;
   const listCap = options.listCap ?? DEFAULT_LIST_CAP;

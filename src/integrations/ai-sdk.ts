@@ -9,6 +9,7 @@ import { jsonInstruction, loadPeer, runModelLoop, type ModelLoopOptions, type Tu
 
 export type { VerifiedOutput, VerificationSpec, ModelLoopOptions } from './model-loop.js';
 
+/** Options of generateVerifiedObject: the model and the task, plus the repair loop's ModelLoopOptions. */
 export interface GenerateVerifiedObjectOptions extends ModelLoopOptions {
   /** Any AI SDK v5 language model (a provider's model, or MockLanguageModelV2 in tests). */
   model: LanguageModel;
@@ -27,6 +28,20 @@ export interface GenerateVerifiedObjectOptions extends ModelLoopOptions {
  * the remaining hints, within `maxAttempts` verifications and `timeoutMs`.
  * Resolves with the object and every signed receipt (the pass last); rejects
  * with a RepairLoopError carrying the receipts so far.
+ *
+ * @example
+ * ```ts
+ * import { openai } from '@ai-sdk/openai';
+ * import { createVerifierClient } from 'agent-output-verifier/client';
+ * import { generateVerifiedObject } from 'agent-output-verifier/ai-sdk';
+ *
+ * const { object, receipt } = await generateVerifiedObject({
+ *   client: createVerifierClient({ baseUrl: 'http://127.0.0.1:8080' }),
+ *   model: openai('gpt-4o-mini'),
+ *   prompt: 'Write invoice INV-0042 for 3 WIDGET-1 at 29.',
+ *   verification: { task_id: 'invoice-42', expected_schema: invoiceSchema },
+ * });
+ * ```
  */
 export async function generateVerifiedObject<T = unknown>(options: GenerateVerifiedObjectOptions): Promise<VerifiedOutput<T>> {
   const { generateText } = await loadPeer('ai', 'ai-sdk', 'ai@5', () => import('ai'));

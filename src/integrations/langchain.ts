@@ -16,7 +16,9 @@ export type { VerifiedOutput, VerificationSpec, ModelLoopOptions } from './model
 /** Anything that takes messages and answers with a message: a chat model, or a chain ending in one. */
 export type ChatRunnable = Runnable<BaseLanguageModelInput, BaseMessage>;
 
+/** Options of createVerifiedChain: the chat model, plus the repair loop's ModelLoopOptions. */
 export interface VerifiedChainOptions extends ModelLoopOptions {
+  /** The chat model (or a chain ending in one) asked for the output. */
   model: ChatRunnable;
   /** The system instruction; by default one asking for JSON against `verification.expected_schema`. */
   system?: string;
@@ -34,6 +36,20 @@ function textOf(message: BaseMessage): string {
  * output with its receipts (the pass last). `invoke` rejects with a
  * RepairLoopError carrying the receipts so far when no pass is reached within
  * `maxAttempts` verifications and `timeoutMs`.
+ *
+ * @example
+ * ```ts
+ * import { ChatOpenAI } from '@langchain/openai';
+ * import { createVerifierClient } from 'agent-output-verifier/client';
+ * import { createVerifiedChain } from 'agent-output-verifier/langchain';
+ *
+ * const chain = await createVerifiedChain({
+ *   client: createVerifierClient({ baseUrl: 'http://127.0.0.1:8080' }),
+ *   model: new ChatOpenAI({ model: 'gpt-4o-mini' }),
+ *   verification: { task_id: 'invoice-42', expected_schema: invoiceSchema },
+ * });
+ * const { object, receipt } = await chain.invoke('Write invoice INV-0042 for 3 WIDGET-1 at 29.');
+ * ```
  */
 export async function createVerifiedChain(options: VerifiedChainOptions): Promise<Runnable<string | BaseMessage[], VerifiedOutput>> {
   const [{ RunnableLambda }, { AIMessage, HumanMessage, SystemMessage }] = await loadPeer('@langchain/core', 'langchain', '@langchain/core@1', () =>

@@ -18,6 +18,7 @@ export interface Turn {
 /** The verification request without the output, which the model produces. */
 export type VerificationSpec = Omit<VerificationRequest, 'submitted_output'>;
 
+/** What the repair loop of ./ai-sdk and ./langchain takes besides the model: the client, the verification, and the loop's limits. */
 export interface ModelLoopOptions {
   /** The verifier service's client (createVerifierClient from agent-output-verifier/client). */
   client: VerifierClient;

@@ -30,6 +30,7 @@ export interface ReceiptCrypto<K> {
   verify(message: string, signature: Uint8Array, key: K): boolean;
 }
 
+/** A check of receipt verification; the one that failed is `failedCheck` (docs/protocol.md#command-line). */
 export type ReceiptCheck =
   | 'format'
   | 'key_not_found'
@@ -43,13 +44,49 @@ export type ReceiptCheck =
   | 'request_mismatch'
   | 'request_invalid';
 
+/**
+ * What verifying a receipt found: valid with the key version that signed it, or the first
+ * check that failed and why.
+ *
+ * @example
+ * ```ts
+ * import { verifyReceipt, type ReceiptVerification } from 'agent-output-verifier';
+ *
+ * const check: ReceiptVerification = verifyReceipt(receiptText, { publicKey });
+ * console.log(check.valid ? `signed by ${check.keyVersion}` : `${check.failedCheck}: ${check.message}`);
+ * ```
+ */
 export type ReceiptVerification =
   | { valid: true; keyVersion: string }
   | { valid: false; failedCheck: ReceiptCheck; message: string };
 
-/** Either the raw key (standard base64 of 32 bytes) or the agent card that lists the keys. */
+/**
+ * The keys to check a receipt with: either the raw Ed25519 public key (standard base64 of
+ * its 32 bytes), or the service's agent card (`/.well-known/agent-card.json`), whose
+ * attestation extension lists every key version with its validity window.
+ *
+ * @example
+ * ```ts
+ * import type { ReceiptKeys } from 'agent-output-verifier';
+ *
+ * const byKey: ReceiptKeys = { publicKey: '11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=' }; // as `aov keys list` prints it
+ * const byCard: ReceiptKeys = { agentCard: await (await fetch(`${baseUrl}/.well-known/agent-card.json`)).json() };
+ * ```
+ */
 export type ReceiptKeys = { publicKey: string } | { agentCard: unknown };
 
+/**
+ * Options of verifyReceipt.
+ *
+ * @example
+ * ```ts
+ * import { verifyReceipt, type VerifyReceiptOptions } from 'agent-output-verifier';
+ *
+ * // Given the request that was verified, the receipt's hashes are recomputed and compared too.
+ * const options: VerifyReceiptOptions = { request: requestText };
+ * verifyReceipt(receiptText, { agentCard }, options);
+ * ```
+ */
 export interface VerifyReceiptOptions {
   /** The original request: its JSON text (parsed strictly) or an already-parsed value. */
   request?: unknown;
@@ -59,6 +96,7 @@ export interface VerifyReceiptOptions {
   trace?: ReceiptTrace;
 }
 
+/** The name of one of a receipt's hashes: `output_hash`, `schema_hash`, `rules_hash` or `request_hash`. */
 export type ReceiptHashName = keyof ReceiptHashes;
 
 /** One check that ran, in order: passed (with what it found) or failed (with why). */
@@ -79,12 +117,37 @@ export interface ReceiptTrace {
   keyVersion?: string;
 }
 
-/** An empty trace to pass as `options.trace`. */
+/**
+ * An empty trace to pass as `options.trace`; after the call it holds every check that ran.
+ *
+ * @example
+ * ```ts
+ * import { newReceiptTrace, verifyReceipt } from 'agent-output-verifier/receipts';
+ *
+ * const trace = newReceiptTrace();
+ * verifyReceipt(receiptText, { agentCard }, { trace });
+ * trace.keyVersion; // the attestation's key_version, once read
+ * ```
+ */
 export function newReceiptTrace(): ReceiptTrace {
   return { steps: [], hashes: {} };
 }
 
-/** Thrown for a bad `keys` argument (the caller's configuration, not the receipt). */
+/**
+ * Thrown by verifyReceipt for a bad `keys` argument (the caller's configuration, not the
+ * receipt: a receipt's faults are answers, never exceptions).
+ *
+ * @example
+ * ```ts
+ * import { ReceiptKeyError, verifyReceipt } from 'agent-output-verifier';
+ *
+ * try {
+ *   verifyReceipt(receiptText, { publicKey: 'not base64' });
+ * } catch (e) {
+ *   if (e instanceof ReceiptKeyError) console.error('configure the public key:', e.message);
+ * }
+ * ```
+ */
 export class ReceiptKeyError extends Error {
   constructor(message: string) {
     super(message);
@@ -168,7 +231,18 @@ function parseRequest(request: unknown): ParsedRequest | string {
   }
 }
 
-/** The four hashes a full receipt states, in the order they are checked. */
+/**
+ * The four hashes a full receipt states, in the order they are checked.
+ *
+ * @example
+ * ```ts
+ * import { HASH_FIELDS, newReceiptTrace, verifyReceipt } from 'agent-output-verifier/receipts';
+ *
+ * const trace = newReceiptTrace();
+ * verifyReceipt(receiptText, { agentCard }, { request: requestText, trace });
+ * for (const name of HASH_FIELDS) console.log(name, trace.hashes[name]?.receipt, trace.hashes[name]?.computed);
+ * ```
+ */
 export const HASH_FIELDS: readonly ReceiptHashName[] = ['output_hash', 'schema_hash', 'rules_hash', 'request_hash'];
 
 /**

@@ -34,5 +34,18 @@ export const portableReceiptCrypto: ReceiptCrypto<Uint8Array> = {
   },
 };
 
-/** verifyReceipt on the pure-JS primitives (same checks, same answers). */
+/**
+ * verifyReceipt on pure-JS primitives (same checks, same answers as on Node's crypto), for
+ * browsers and other runtimes. Published as `verifyReceipt` of `agent-output-verifier/receipts`.
+ *
+ * @example
+ * ```ts
+ * import { newReceiptTrace, verifyReceipt } from 'agent-output-verifier/receipts';
+ *
+ * const agentCard = await (await fetch('/.well-known/agent-card.json')).json();
+ * const trace = newReceiptTrace();
+ * const check = verifyReceipt(receiptText, { agentCard }, { request: requestText, trace });
+ * for (const step of trace.steps) console.log(step.ok ? '✓' : '✗', step.check, step.detail);
+ * ```
+ */
 export const verifyReceiptPortable: VerifyReceipt = createReceiptVerifier(portableReceiptCrypto);

@@ -27,8 +27,21 @@ const nodeReceiptCrypto: ReceiptCrypto<KeyObject> = {
 };
 
 /**
- * Verify a signed response (object, or its JSON text parsed strictly: a
- * receipt with duplicate keys is malformed). Never throws for anything wrong
- * with the receipt or the request; throws ReceiptKeyError for a bad `keys`.
+ * Verifies a receipt offline (docs/protocol.md#signature): a signed response (object, or
+ * its JSON text parsed strictly: a receipt with duplicate keys is malformed) against the
+ * service's public keys: format, key, algorithm, key validity window, Ed25519 signature,
+ * and, given the original request, its hashes. Needs no network and no secret. Never
+ * throws for anything wrong with the receipt or the request (the answer names the failed
+ * check); throws ReceiptKeyError for a bad `keys`. Runs on Node's crypto; the same checks
+ * run in browsers from `agent-output-verifier/receipts`.
+ *
+ * @example
+ * ```ts
+ * import { verifyReceipt } from 'agent-output-verifier';
+ *
+ * const agentCard = await (await fetch('http://127.0.0.1:8080/.well-known/agent-card.json')).json();
+ * const check = verifyReceipt(receiptText, { agentCard }, { request: requestText }); // request optional
+ * if (!check.valid) console.error(check.failedCheck, check.message);
+ * ```
  */
 export const verifyReceipt: VerifyReceipt = createReceiptVerifier(nodeReceiptCrypto);

@@ -33,6 +33,18 @@ export interface RepairableVerdict {
   hints_omitted?: number;
 }
 
+/**
+ * Options of {@link applyRepairs}.
+ *
+ * @example
+ * ```ts
+ * import { applyRepairs, type ApplyRepairsOptions } from 'agent-output-verifier';
+ *
+ * // Also take the first option of candidate repairs; stay under a service's 256 KiB body limit.
+ * const options: ApplyRepairsOptions = { candidates: true, maxBodyBytes: 256 * 1024 };
+ * const { request: next } = applyRepairs(request, verdict, options);
+ * ```
+ */
 export interface ApplyRepairsOptions {
   /** Also apply the first option of each candidate repair (default false: determined repairs only). */
   candidates?: boolean;
@@ -57,6 +69,17 @@ export interface RepairRecord {
   detail?: string;
 }
 
+/**
+ * What {@link applyRepairs} returns: the patched request and, per repair, whether it applied.
+ *
+ * @example
+ * ```ts
+ * import { applyRepairs, type RepairResult } from 'agent-output-verifier';
+ *
+ * const result: RepairResult<typeof request> = applyRepairs(request, verdict);
+ * for (const r of result.skipped) console.log(`${r.check} at ${r.path}: ${r.reason}`);
+ * ```
+ */
 export interface RepairResult<R> {
   /** The request with the patched `submitted_output` (the input itself when nothing applied). */
   request: R;
@@ -70,7 +93,22 @@ export interface RepairResult<R> {
 
 export type RepairErrorCode = 'body_limit' | 'verdict_mismatch' | 'invalid_request';
 
-/** A repair that must not go ahead; `code` says which rule it broke. */
+/**
+ * Thrown by {@link applyRepairs} for a repair that must not go ahead; `code` says which
+ * rule it broke (`verdict_mismatch`: the verdict is for another output; `body_limit`: the
+ * patched request would be over `maxBodyBytes`; `invalid_request`: no submitted_output).
+ *
+ * @example
+ * ```ts
+ * import { applyRepairs, RepairError } from 'agent-output-verifier';
+ *
+ * try {
+ *   applyRepairs(request, verdict, { maxBodyBytes: 64 * 1024 });
+ * } catch (e) {
+ *   if (e instanceof RepairError && e.code === 'body_limit') console.error(e.message);
+ * }
+ * ```
+ */
 export class RepairError extends Error {
   readonly code: RepairErrorCode;
   constructor(code: RepairErrorCode, message: string) {
@@ -109,7 +147,20 @@ function isRepair(value: unknown): value is Repair {
  * applies (an earlier patch removed its target) is skipped, and the same patch
  * from two hints applies once. Throws RepairError when the verdict is for another
  * output (`verdict_mismatch`) or the patched body would exceed `maxBodyBytes`
- * (`body_limit`), naming the repair that crossed it.
+ * (`body_limit`), naming the repair that crossed it. Pure and browser-safe; the
+ * patched request is not trusted on its own: verify it again.
+ *
+ * @example
+ * ```ts
+ * import { applyRepairs, createSchemaEngine, createVerifier, validateRequestValue } from 'agent-output-verifier';
+ *
+ * const verifier = createVerifier({ engine: createSchemaEngine() });
+ * const verdict = verifier.evaluate(validateRequestValue(request));
+ * if (verdict.result === 'fail') {
+ *   const { request: repaired, applied } = applyRepairs(request, verdict);
+ *   if (applied.length > 0) console.log(verifier.evaluate(validateRequestValue(repaired)).result);
+ * }
+ * ```
  */
 export function applyRepairs<R extends { submitted_output: unknown }>(request: R, verdict: RepairableVerdict, options: ApplyRepairsOptions = {}): RepairResult<R> {
   if (request === null || typeof request !== 'object' || !('submitted_output' in request)) {

@@ -4,7 +4,7 @@
  * notation (`$.line_items[1].qty`, `$['a.b']`); a rule's or bound's path may
  * hold `[]`, which stands for every element of the array.
  */
-import { formatSegments } from '../../src/core/strict-json.js';
+import { formatSegments } from 'agent-output-verifier/json';
 
 export interface JsonLine {
   indent: number;

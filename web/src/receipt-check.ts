@@ -1,14 +1,13 @@
 /**
- * @module Receipt checking for the receipt page and the playground: the service's own offline
- * verifier (src/receipts/receipt-verifier.ts) on its pure-JS primitives (@noble Ed25519 and
- * SHA-256, src/receipts/verify-receipt-portable.ts), with its step-by-step trace for display.
+ * @module Receipt checking for the receipt page and the playground: the package's offline
+ * verifier for any runtime (`agent-output-verifier/receipts`: pure-JS @noble Ed25519 and
+ * SHA-256), with its step-by-step trace for display.
  * WebCrypto is not used because browsers offer it only in secure contexts, and these pages must
  * also work over plain HTTP on a LAN host. The checks are the ones `aov receipt verify` runs, so
  * the page can never pass a receipt the command line refuses, or the other way round.
  */
-import { parseStrictJson, StrictJsonError } from '../../src/core/strict-json.js';
-import { newReceiptTrace, type ReceiptCheck, type ReceiptCheckStep, type ReceiptTrace } from '../../src/receipts/receipt-verifier.js';
-import { verifyReceiptPortable } from '../../src/receipts/verify-receipt-portable.js';
+import { parseStrictJson, StrictJsonError } from 'agent-output-verifier/json';
+import { newReceiptTrace, verifyReceipt, type ReceiptCheck, type ReceiptCheckStep, type ReceiptTrace } from 'agent-output-verifier/receipts';
 
 export interface ReceiptCheckResult {
   valid: boolean;
@@ -64,7 +63,7 @@ export function checkReceipt(receiptText: string, agentCard: unknown, requestTex
   const trace = newReceiptTrace();
   const request = requestText !== undefined && requestText.trim() !== '' ? requestText : undefined;
   // Given an agentCard (whatever it holds), the verifier never throws: a bad card is a failed key_not_found check.
-  const outcome = verifyReceiptPortable(receiptText, { agentCard }, { request, trace });
+  const outcome = verifyReceipt(receiptText, { agentCard }, { request, trace });
   const { steps, hashes, keyVersion } = trace;
   return outcome.valid
     ? { valid: true, message: 'signature valid', keyVersion: outcome.keyVersion, steps, hashes }

@@ -8,7 +8,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { getJson, getText, errorFrom, type ApiErrorBody } from './api.js';
-import { HASH_FIELDS } from '../../src/receipts/receipt-verifier.js';
+import { HASH_FIELDS } from 'agent-output-verifier/receipts';
 import { checkReceipt, type ReceiptCheckResult } from './receipt-check.js';
 import { Scores, type Score } from './scores.js';
 

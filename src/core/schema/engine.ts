@@ -120,6 +120,21 @@ export const DEFAULT_WORK_LIMITS: Readonly<WorkLimits> = Object.freeze({
   maxPropertyTables: 16,
 });
 
+/**
+ * Thrown by {@link SchemaEngine.compile} (and by evaluating over a work limit) when a
+ * schema cannot be used; `problem` says why, as data.
+ *
+ * @example
+ * ```ts
+ * import { createSchemaEngine, SchemaCompileError } from 'agent-output-verifier';
+ *
+ * try {
+ *   createSchemaEngine().compile({ $ref: 'https://example.com/elsewhere.json' });
+ * } catch (e) {
+ *   if (e instanceof SchemaCompileError) console.log(e.problem.kind); // 'unresolved_ref'
+ * }
+ * ```
+ */
 export class SchemaCompileError extends Error {
   readonly problem: SchemaCompileProblem;
   constructor(problem: SchemaCompileProblem, message: string) {
@@ -141,6 +156,21 @@ export interface CompileOptions {
   defaultDialect?: string;
 }
 
+/**
+ * Compiles JSON Schemas (draft-07, 2019-09 and 2020-12; no network, ever) into
+ * compiled schemas that evaluate instances with counted, located failures. Made by
+ * createSchemaEngine(); a verifier takes one as its `engine`.
+ *
+ * @example
+ * ```ts
+ * import { createSchemaEngine } from 'agent-output-verifier';
+ *
+ * const schema = createSchemaEngine().compile({ type: 'object', required: ['id'] });
+ * const result = schema.evaluate({ name: 'x' });
+ * result.valid; // false
+ * result.failures[0]?.keyword; // 'required'
+ * ```
+ */
 export interface SchemaEngine {
   /** Throws SchemaCompileError for a schema that cannot be used. */
   compile(schema: Json, options?: CompileOptions): CompiledSchema;

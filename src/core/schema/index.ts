@@ -47,6 +47,7 @@ export type {
 } from './engine.js';
 export { warningText } from './unknown.js';
 
+/** Options of createSchemaEngine; every one has a default. */
 export interface SchemaEngineOptions {
   /** Default for CompileOptions.assertFormats (true). */
   assertFormats?: boolean;
@@ -129,6 +130,19 @@ function checkAgainstMeta(schema: Json, standard: string, limits: WorkLimits): v
   throw new SchemaCompileError({ kind: 'invalid_schema', path, reason }, `invalid schema at ${path}: ${reason}`);
 }
 
+/**
+ * Creates a JSON Schema engine: the one the service verifies with, with its deterministic
+ * work limits (steps and sizes, never time), format assertion on, and the schema checked
+ * against its dialect's meta-schema before use.
+ *
+ * @example
+ * ```ts
+ * import { createSchemaEngine, createVerifier } from 'agent-output-verifier';
+ *
+ * const engine = createSchemaEngine({ limits: { maxEvaluationSteps: 1_000_000 } });
+ * const verifier = createVerifier({ engine });
+ * ```
+ */
 export function createSchemaEngine(engineOptions: SchemaEngineOptions = {}): SchemaEngine {
   const limits: WorkLimits = { ...DEFAULT_WORK_LIMITS, ...engineOptions.limits };
   const checkMeta = engineOptions.metaSchemaCheck === false ? undefined : (schema: Json, standard: string) => checkAgainstMeta(schema, standard, limits);
