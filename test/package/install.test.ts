@@ -88,7 +88,7 @@ describe('the packed package', () => {
     expect(pass.stdout).toMatch(/^pass\b/);
   });
 
-  it('installs without the optional peers (ai, @langchain/core); the root and client entries load; an adapter entry loads and names the missing peer', async () => {
+  it('installs without the optional peers (ai, @langchain/core); the root, client, receipts and json entries load; an adapter entry loads and names the missing peer', async () => {
     for (const peer of ['ai', '@langchain/core']) {
       expect(() => readFileSync(path.join(app, 'node_modules', peer, 'package.json'))).toThrow();
     }
@@ -97,7 +97,9 @@ describe('the packed package', () => {
       const client = await import('${pkg.name}/client');
       const aiSdk = await import('${pkg.name}/ai-sdk');
       const langchain = await import('${pkg.name}/langchain');
-      const out = { root: typeof root.applyRepairs, client: typeof client.createVerifierClient, loop: typeof client.RepairLoopError };
+      const receipts = await import('${pkg.name}/receipts');
+      const json = await import('${pkg.name}/json');
+      const out = { root: typeof root.applyRepairs, client: typeof client.createVerifierClient, loop: typeof client.RepairLoopError, receipts: typeof receipts.verifyReceipt, json: typeof json.parseStrictJson };
       const c = client.createVerifierClient({ baseUrl: 'http://127.0.0.1:9' });
       const spec = { task_id: 't', expected_schema: {} };
       out.ai = await aiSdk.generateVerifiedObject({ client: c, model: {}, prompt: 'x', verification: spec }).then(() => 'resolved', (e) => e.message);
@@ -107,7 +109,7 @@ describe('the packed package', () => {
     const r = await sh('node', ['--input-type=module', '-e', script], app);
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as Record<string, string>;
-    expect(out).toMatchObject({ root: 'function', client: 'function', loop: 'function' });
+    expect(out).toMatchObject({ root: 'function', client: 'function', loop: 'function', receipts: 'function', json: 'function' });
     expect(out.ai).toMatch(/agent-output-verifier\/ai-sdk needs the optional peer dependency 'ai'.*npm install ai@5/);
     expect(out.langchain).toMatch(/agent-output-verifier\/langchain needs the optional peer dependency '@langchain\/core'.*npm install @langchain\/core@1/);
   });
