@@ -8,22 +8,13 @@
  */
 import type { ReceiptMatch, SeenRequest, ValidationPatch, ValidationQueueStore, ValidationRow, ValidationState } from './queue-store.js';
 import { patchColumns, rowOf, WORK_STATES, type ValidationDbRow } from './queue-rows.js';
+import type { PostgresTableDeps } from '../store/log-postgres.js';
 
-interface Queryable {
-  query<R = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
-}
-
-export interface PostgresValidationQueueDeps {
-  pool: Queryable;
-  /** Quoted schema name. */
-  q: string;
-  transaction<T>(fn: (c: Queryable) => Promise<T>): Promise<T>;
-}
 
 /** Advisory lock namespace while the request-hash index is built ("8004"). */
 const INDEX_LOCK = 0x38303034;
 
-export function createPostgresValidationQueue({ pool, q, transaction }: PostgresValidationQueueDeps): ValidationQueueStore {
+export function createPostgresValidationQueue({ pool, q, transaction }: PostgresTableDeps): ValidationQueueStore {
   const iso = (ms: number) => new Date(ms).toISOString();
   const t = `${q}.erc8004_validations`;
   return {

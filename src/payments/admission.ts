@@ -41,7 +41,7 @@ import {
 import { createAllowanceHints } from '../service/allowance-hints.js';
 import type { AllowanceInfo, ClientContext, VerifierService } from '../service/types.js';
 import type { ReceiptRecord } from '../store/store.js';
-import type { PaymentGate, PaymentTicket } from './gate.js';
+import type { AuthorizeResult, PaymentGate, PaymentTicket } from './gate.js';
 import { unpaidCode } from './transport.js';
 
 export interface PaymentPolicyOptions {
@@ -92,6 +92,20 @@ export function createPaymentPolicy(options: PaymentPolicyOptions): AdmissionPol
   const hints = createAllowanceHints();
 
   /**
+   * A payment the gate did not authorize: a retry of one it already settled gets what that payment
+   * bought (`bought`); one whose settlement is still unknown is pending; anything else is refused.
+   */
+  async function unauthorized<A>(
+    auth: Exclude<AuthorizeResult, { ok: true }>,
+    client: ClientContext,
+    bought: (paid: Extract<AuthorizeResult, { reason: 'paid_receipt' }>) => A,
+  ): Promise<A | Refused> {
+    if (auth.reason === 'paid_receipt') return bought(auth);
+    if (auth.reason === 'settlement_pending') return pendingRefusal(auth.pending, await service.peekAllowance(client));
+    return refusal('payment_invalid', auth.message, await service.peekAllowance(client), auth.paymentRequired);
+  }
+
+  /**
    * What an authorized payment does after the run, for one receipt or a batch: the gate stores the
    * receipts pending and settles once (published on success, voided on failure); before that,
    * release() frees the reservation. Either ends the other.
@@ -134,14 +148,11 @@ export function createPaymentPolicy(options: PaymentPolicyOptions): AdmissionPol
       if (ctx.payment?.present) {
         const auth = await gate.authorize('verify', resource, ctx.payment.payload, batchRequestOf(prepared));
         if (!auth.ok) {
-          if (auth.reason === 'paid_receipt') {
-            // A retry of the batch this payment settled for: the receipts it bought.
-            const settlement = auth.settlement;
-            const texts = auth.receipts ?? [auth.receipt];
-            return { admitted: true, paid: true, record: async () => ({ operation: 'stored', texts }), complete: async () => ({ settlement }), release: async () => {} };
-          }
-          if (auth.reason === 'settlement_pending') return pendingRefusal(auth.pending, await service.peekAllowance(ctx.client));
-          return refusal('payment_invalid', auth.message, await service.peekAllowance(ctx.client), auth.paymentRequired);
+          // A retry of the batch this payment settled for: the receipts it bought.
+          return unauthorized(auth, ctx.client, (paid) => {
+            const texts = paid.receipts ?? [paid.receipt];
+            return { admitted: true, paid: true, record: async () => ({ operation: 'stored', texts }), complete: async () => ({ settlement: paid.settlement }), release: async () => {} };
+          });
         }
         const paid = settlementOf(auth.ticket, ctx.client);
         const admitted: BatchAdmitted = {
@@ -173,14 +184,14 @@ export function createPaymentPolicy(options: PaymentPolicyOptions): AdmissionPol
       if (ctx.payment?.present) {
         const auth = await gate.authorize(operation, ctx.resource, ctx.payment.payload, requestOf(prepared));
         if (!auth.ok) {
-          if (auth.reason === 'paid_receipt') {
-            // A retry of the request this payment settled for: the receipt it bought.
-            const settlement = auth.settlement;
-            const text = auth.receipt;
-            return { admitted: true, paid: true, record: async () => ({ operation: 'stored', prepared: operation, text }), complete: async () => ({ settlement }), release: async () => {} };
-          }
-          if (auth.reason === 'settlement_pending') return pendingRefusal(auth.pending, await service.peekAllowance(ctx.client));
-          return refusal('payment_invalid', auth.message, await service.peekAllowance(ctx.client), auth.paymentRequired);
+          // A retry of the request this payment settled for: the receipt it bought.
+          return unauthorized(auth, ctx.client, (paid) => ({
+            admitted: true,
+            paid: true,
+            record: async () => ({ operation: 'stored', prepared: operation, text: paid.receipt }),
+            complete: async () => ({ settlement: paid.settlement }),
+            release: async () => {},
+          }));
         }
         const paid = settlementOf(auth.ticket, ctx.client);
         const admitted: Admitted = {

@@ -8,11 +8,13 @@
 import type { LogAppendBatch, LogAuditRow, LogHead, LogNodeId, LogPendingReceipt, ReceiptRow, TransparencyLogStore } from './log-store.js';
 import { recordOfRow } from './log-store.js';
 
-interface Queryable {
+/** A pool or a client inside a transaction: what a table module runs its statements on. */
+export interface Queryable {
   query<R = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
 }
 
-export interface PostgresLogDeps {
+/** What the PostgreSQL store hands each of its table modules (the log's, the ERC-8004 queue's). */
+export interface PostgresTableDeps {
   pool: Queryable;
   /** Quoted schema name. */
   q: string;
@@ -21,7 +23,7 @@ export interface PostgresLogDeps {
 
 const RECEIPT_FIELDS = 'r.verification_id, r.agent_id, r.task_id, r.result, r.overall_ratio, r.verified_at, r.key_version, r.receipt';
 
-export function createPostgresLog({ pool, q, transaction }: PostgresLogDeps): TransparencyLogStore {
+export function createPostgresLog({ pool, q, transaction }: PostgresTableDeps): TransparencyLogStore {
   return {
     async logPending(limit) {
       const r = await pool.query<ReceiptRow & { seq: string; queued_id: string; verification_id: string | null }>(
