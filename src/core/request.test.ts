@@ -11,16 +11,21 @@ const base = {
 };
 const body = (extra: Record<string, unknown>) => JSON.stringify({ ...base, ...extra });
 
-/** The 422 for `text`; asserts every problem has a fix and the marker never leaks. */
-function rejected(text: string | Buffer, marker = SECRET): ApiError {
+/** The ApiError `fn` throws; fails the test when it throws nothing or something else. */
+function apiErrorOf(fn: () => unknown): ApiError {
   let err: unknown;
   try {
-    parseVerificationRequest(text);
+    fn();
   } catch (e) {
     err = e;
   }
   expect(err).toBeInstanceOf(ApiError);
-  const e = err as ApiError;
+  return err as ApiError;
+}
+
+/** The 422 for `text`; asserts every problem has a fix and the marker never leaks. */
+function rejected(text: string | Buffer, marker = SECRET): ApiError {
+  const e = apiErrorOf(() => parseVerificationRequest(text));
   expect(e.code).toBe('invalid_request');
   expect(e.status).toBe(422);
   expect(e.fields.length).toBeGreaterThan(0);
@@ -243,16 +248,7 @@ describe('validateRequestValue', () => {
     expect(validateRequestValue({ ...base, rules: [{ type: 'unique', field: 'a' }] }).request.rules).toHaveLength(1);
   });
   it('rejects values that are not JSON and reports unsafe integers by value', () => {
-    const bad = (v: unknown) => {
-      let err: unknown;
-      try {
-        validateRequestValue(v);
-      } catch (e) {
-        err = e;
-      }
-      expect(err).toBeInstanceOf(ApiError);
-      return (err as ApiError).fields;
-    };
+    const bad = (v: unknown) => apiErrorOf(() => validateRequestValue(v)).fields;
     expect(bad({ ...base, submitted_output: { n: Infinity } })[0].field).toBe('submitted_output.n');
     expect(bad({ ...base, submitted_output: { n: undefined } })[0].field).toBe('submitted_output.n');
     expect(bad({ ...base, submitted_output: new Date() })[0].field).toBe('submitted_output');

@@ -221,31 +221,49 @@ export async function registerFacilitatorRoutes(app: FastifyInstance, facilitato
 
 function registerRoutes(app: FastifyInstance, facilitator: FacilitatorClient, prefix: string): void {
   app.get(`${prefix}/supported`, async () => facilitator.getSupported());
-  app.post(`${prefix}/verify`, async (request, reply) => {
-    const req = readRequest(request.body);
-    if (!req) return reply.code(400).send({ isValid: false, invalidReason: 'invalid_payload', invalidMessage: 'paymentPayload and paymentRequirements are required' });
-    try {
-      const verdict = await facilitator.verify(req.payload, req.requirements);
-      // The caller gets the reason and a sentence; the facilitator's own text (a library exception) stays in this log.
-      if (!verdict.isValid) request.log.warn({ detail: facilitatorDetail(verdict.invalidReason, verdict.invalidMessage) }, 'facilitator refused a payment');
-      return publicVerifyResponse(verdict);
-    } catch (e) {
-      request.log.warn({ err: e }, 'facilitator verify failed');
-      return reply.code(500).send({ error: 'verify_failed' });
-    }
+  facilitatorRoute(app, `${prefix}/verify`, {
+    invalid: { isValid: false, invalidReason: 'invalid_payload', invalidMessage: 'paymentPayload and paymentRequirements are required' },
+    run: (req) => facilitator.verify(req.payload, req.requirements),
+    refusal: (verdict) => (verdict.isValid ? null : facilitatorDetail(verdict.invalidReason, verdict.invalidMessage)),
+    answer: publicVerifyResponse,
+    failure: 'verify',
   });
-  app.post(`${prefix}/settle`, async (request, reply) => {
+  facilitatorRoute(app, `${prefix}/settle`, {
+    invalid: { success: false, errorReason: 'invalid_payload', transaction: '', network: 'unknown:unknown' },
+    run: (req) => facilitator.settle(req.payload, req.requirements),
+    refusal: (settlement) => (settlement.success ? null : facilitatorDetail(settlement.errorReason, settlement.errorMessage)),
+    answer: publicSettleResponse,
+    failure: 'settle',
+  });
+}
+
+/**
+ * One facilitator route: a body without a payload and requirements is a 400 in the route's own
+ * shape; the caller gets the reason and a sentence of a refusal, while the facilitator's own text
+ * (a library exception) stays in this log; a throw is a bare 500.
+ */
+function facilitatorRoute<R>(
+  app: FastifyInstance,
+  path: string,
+  route: {
+    invalid: object;
+    run(req: NonNullable<ReturnType<typeof readRequest>>): Promise<R>;
+    refusal(result: R): unknown;
+    answer(result: R): unknown;
+    failure: 'verify' | 'settle';
+  },
+): void {
+  app.post(path, async (request, reply) => {
     const req = readRequest(request.body);
-    if (!req) {
-      return reply.code(400).send({ success: false, errorReason: 'invalid_payload', transaction: '', network: 'unknown:unknown' });
-    }
+    if (!req) return reply.code(400).send(route.invalid);
     try {
-      const settlement = await facilitator.settle(req.payload, req.requirements);
-      if (!settlement.success) request.log.warn({ detail: facilitatorDetail(settlement.errorReason, settlement.errorMessage) }, 'facilitator settlement failed');
-      return publicSettleResponse(settlement);
+      const result = await route.run(req);
+      const detail = route.refusal(result);
+      if (detail !== null) request.log.warn({ detail }, route.failure === 'verify' ? 'facilitator refused a payment' : 'facilitator settlement failed');
+      return route.answer(result);
     } catch (e) {
-      request.log.warn({ err: e }, 'facilitator settle failed');
-      return reply.code(500).send({ error: 'settle_failed' });
+      request.log.warn({ err: e }, `facilitator ${route.failure} failed`);
+      return reply.code(500).send({ error: `${route.failure}_failed` });
     }
   });
 }
