@@ -8,7 +8,7 @@
 import type { Json, JsonObject } from '../types.js';
 import type { Dialect } from './dialects.js';
 import type { SchemaWarning, WorkLimits } from './engine.js';
-import { reportValue, withReporter, type Annotations, type Check, type EvalContext, type Holder, type PathEntry, type Primitive, type Reporter, type ResourceRecord, type Validate } from './runtime.js';
+import { reportValue, type Annotations, type Check, type EvalContext, type Holder, type PathEntry, type Primitive, type Reporter, type ResourceRecord, type Validate } from './runtime.js';
 
 /** Which instances a keyword applies to; `last` runs after every other keyword (unevaluated*). */
 export type KeywordGroup = 'any' | 'number' | 'string' | 'array' | 'object' | 'last';
@@ -160,24 +160,16 @@ export function countCheck(ctx: EvalContext, ok: boolean, check: Check, found: P
 }
 
 /**
- * The closure of an assertion: one check, counted when `test` passes and
- * recorded by `reporter` when it fails, the reporter registered (with `check`,
- * see withReporter()) for the keyword's generated code. The compiler runs it
- * only on instances of its group's type (`T`).
+ * Counts the outcome `ok` of an assertion's test on `data`: a pass, or outside
+ * silent sections a failure recorded by `reporter`; returns `ok`. Each
+ * assertion runs its test inline in a closure of its own (a test called through
+ * one shared closure would be a call V8 cannot inline) and registers its
+ * reporter with withReporter() for its generated code.
  */
-export function assertion<T extends Json>(test: (data: T, ctx: EvalContext) => boolean, reporter: Reporter, check?: Check): Validate {
-  return withReporter(
-    (data, ctx) => {
-      if (test(data as T, ctx)) {
-        countPass(ctx);
-        return true;
-      }
-      if (ctx.silent === 0) reporter(data, ctx, null, -1);
-      return false;
-    },
-    reporter,
-    check,
-  );
+export function verdict(ok: boolean, data: Json, ctx: EvalContext, reporter: Reporter): boolean {
+  if (ok) countPass(ctx);
+  else if (ctx.silent === 0) reporter(data, ctx, null, -1);
+  return ok;
 }
 
 /** A reporter that records a failure of `check` with what `found` makes of the instance (the instance itself by default). */

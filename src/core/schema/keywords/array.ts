@@ -4,8 +4,8 @@
  * check; with `minContains` and `maxContains`, one more each).
  */
 import type { Json } from '../../types.js';
-import { applyAt, assertion, countCheck, countOf, isCount, valueReporter, type KeywordDefinition } from '../keyword.js';
-import { Check, itemsText, type Annotations, type EvalContext, type Primitive } from '../runtime.js';
+import { applyAt, countCheck, countOf, isCount, valueReporter, verdict, type KeywordDefinition } from '../keyword.js';
+import { Check, itemsText, withReporter, type Annotations, type EvalContext, type Primitive } from '../runtime.js';
 
 function count(keyword: string, op: string, cmp: (n: number, l: number) => boolean): KeywordDefinition {
   return {
@@ -15,7 +15,8 @@ function count(keyword: string, op: string, cmp: (n: number, l: number) => boole
       const limit = countOf(k);
       const expected = `${op} ${limit} items`;
       const check = new Check(keyword, k.schemaPath, expected, `have ${expected}`, itemsText);
-      return assertion((a: Json[]) => cmp(a.length, limit), valueReporter(check, (data) => (data as Json[]).length));
+      const reporter = valueReporter(check, (data) => (data as Json[]).length);
+      return withReporter((data, ctx) => verdict(cmp((data as Json[]).length, limit), data, ctx, reporter), reporter);
     },
     code: {
       emit(c) {

@@ -4,8 +4,8 @@
  * runs them only for numeric instances), one check each, and each is one
  * inline test in generated code.
  */
-import { assertion, valueReporter, type KeywordDefinition } from '../keyword.js';
-import { Check, numberText } from '../runtime.js';
+import { valueReporter, verdict, type KeywordDefinition } from '../keyword.js';
+import { Check, numberText, withReporter } from '../runtime.js';
 
 type Cmp = (a: number, b: number) => boolean;
 
@@ -17,7 +17,8 @@ function bound(keyword: string, op: string, cmp: Cmp): KeywordDefinition {
       if (typeof k.value !== 'number') return k.invalid(`${keyword} must be a number`);
       const limit = k.value;
       const expected = `${op} ${limit}`;
-      return assertion((n: number) => cmp(n, limit), valueReporter(new Check(keyword, k.schemaPath, expected, `be ${expected}`, numberText)));
+      const reporter = valueReporter(new Check(keyword, k.schemaPath, expected, `be ${expected}`, numberText));
+      return withReporter((data, ctx) => verdict(cmp(data as number, limit), data, ctx, reporter), reporter);
     },
     code: {
       emit(c) {
@@ -102,7 +103,9 @@ export const multipleOfKeyword: KeywordDefinition = {
   compile(k) {
     if (typeof k.value !== 'number' || !(k.value > 0)) return k.invalid('multipleOf must be a number > 0');
     const expected = `multiple of ${k.value}`;
-    return assertion(multipleOfTest(k.value), valueReporter(new Check('multipleOf', k.schemaPath, expected, `be a ${expected}`, numberText)));
+    const test = multipleOfTest(k.value);
+    const reporter = valueReporter(new Check('multipleOf', k.schemaPath, expected, `be a ${expected}`, numberText));
+    return withReporter((data, ctx) => verdict(test(data as number), data, ctx, reporter), reporter);
   },
   code: {
     emit(c) {

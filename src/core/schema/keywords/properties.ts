@@ -84,23 +84,25 @@ export const patternPropertiesKeyword: KeywordDefinition = {
   },
 };
 
+const hasOwn = Object.prototype.hasOwnProperty;
+
 /** Picks the properties `additionalProperties` or `unevaluatedProperties` applies to (charging what it does). */
 type Select = (key: string, ctx: EvalContext, ev: Annotations | null) => boolean;
 
 /**
- * `additionalProperties` and `unevaluatedProperties` on the properties among
- * `keys` that `select` picks: `false` is one check that there are none (naming
+ * `additionalProperties` and `unevaluatedProperties` on the own properties of
+ * an object that `select` picks: `false` is one check that there are none (naming
  * them), a schema applies to each at its key, `true` accepts them. Except under
  * `false`, every property is declared (see EvalContext.declared).
  */
-function otherProperties(k: KeywordContext, what: string, select: Select): (o: JsonObject, keys: readonly string[], ctx: EvalContext, ev: Annotations | null) => boolean {
+function otherProperties(k: KeywordContext, what: string, select: Select): (o: JsonObject, ctx: EvalContext, ev: Annotations | null) => boolean {
   const v = k.value;
   if (v === false) {
     const check = new Check(k.keyword, k.schemaPath, `no ${what} properties`, `have no ${what} properties`, null);
-    return (_o, keys, ctx, ev) => {
+    return (o, ctx, ev) => {
       let extra: string[] | null = null;
-      for (const key of keys) {
-        if (!select(key, ctx, ev)) continue;
+      for (const key in o) {
+        if (!hasOwn.call(o, key) || !select(key, ctx, ev)) continue;
         if (ctx.silent !== 0) return false;
         (extra ??= []).push(key);
       }
@@ -109,12 +111,12 @@ function otherProperties(k: KeywordContext, what: string, select: Select): (o: J
     };
   }
   const sub = v === true ? null : k.sub(v, []);
-  return (o, keys, ctx, ev) => {
+  return (o, ctx, ev) => {
     if (ctx.declared !== null) ctx.declareAll(o);
     if (sub === null) return true;
     let ok = true;
-    for (const key of keys) {
-      if (!select(key, ctx, ev)) continue;
+    for (const key in o) {
+      if (!hasOwn.call(o, key) || !select(key, ctx, ev)) continue;
       if (!applyAt(sub, o[key], key, ctx)) {
         if (ctx.silent !== 0) return false;
         ok = false;
@@ -141,9 +143,9 @@ export const additionalPropertiesKeyword: KeywordDefinition = {
       return true;
     };
     const apply = otherProperties(k, 'additional', isAdditional);
-    if (k.value === false) return (data, ctx, ev) => apply(data as JsonObject, Object.keys(data as JsonObject), ctx, ev);
+    if (k.value === false) return (data, ctx, ev) => apply(data as JsonObject, ctx, ev);
     return (data, ctx, ev) => {
-      const ok = apply(data as JsonObject, Object.keys(data as JsonObject), ctx, ev);
+      const ok = apply(data as JsonObject, ctx, ev);
       if (!ok && ctx.silent !== 0) return false;
       if (ev !== null) ev.allProps = true;
       return ok;
@@ -178,9 +180,8 @@ export const unevaluatedPropertiesKeyword: KeywordDefinition = {
     const apply = otherProperties(k, 'unevaluated', (key, _ctx, ev) => !ev!.hasProp(key));
     return (data, ctx, ev) => {
       if (typeof data !== 'object' || data === null || Array.isArray(data)) return true;
-      const keys = Object.keys(data);
-      ctx.steps += keys.length;
-      const ok = apply(data, keys, ctx, ev);
+      ctx.steps += Object.keys(data).length;
+      const ok = apply(data, ctx, ev);
       if (!ok && ctx.silent !== 0) return false;
       ev!.allProps = true;
       return ok;

@@ -5,8 +5,8 @@
  * own generated code, reading each property once with the other keywords.
  */
 import type { Json, JsonObject } from '../../types.js';
-import { assertion, countPass, isObject, type KeywordContext, type KeywordDefinition } from '../keyword.js';
-import { checkOf, has, MissingCheck, quoteList, report, reportMissing, type Reporter, type Validate } from '../runtime.js';
+import { countPass, isObject, verdict, type KeywordContext, type KeywordDefinition } from '../keyword.js';
+import { checkOf, has, MissingCheck, quoteList, report, reportMissing, withReporter, type Reporter, type Validate } from '../runtime.js';
 
 function isStringArray(v: Json): v is string[] {
   return Array.isArray(v) && v.every((s) => typeof s === 'string');
@@ -25,7 +25,7 @@ export const requiredKeyword: KeywordDefinition = {
       return true;
     };
     const reporter: Reporter = (data, ctx, path, index) => reportMissing(ctx, check, keys.filter((key) => !has(data as JsonObject, key)), path, index);
-    return assertion(test, reporter, check);
+    return withReporter((data, ctx) => verdict(test(data as JsonObject), data, ctx, reporter), reporter, check);
   },
   code: {
     reads: (value) => value as string[],

@@ -4,7 +4,7 @@
  * code each is one inline test that charges the same steps as its closure.
  */
 import { getFormat } from '../formats/index.js';
-import { assertion, countOf, valueReporter, type KeywordDefinition } from '../keyword.js';
+import { countOf, valueReporter, verdict, type KeywordDefinition } from '../keyword.js';
 import { compilePattern, PatternLimitError } from '../regex/index.js';
 import { BoundedPattern, boundedPattern } from './bounded-pattern.js';
 import { simplePatternMatcher } from '../simple-pattern.js';
@@ -13,7 +13,7 @@ import { isAllocationFailure } from '../exhaustion.js';
 import type { CompileState } from '../keyword.js';
 import { unknownFormatWarning } from '../unknown.js';
 import {
-  Check, countedLength, lengthText, matchCounted, PATTERN_CALL_STEPS, StepLimitError, stringLength, stringText, type EvalContext, type WeightedPattern,
+  Check, countedLength, lengthText, matchCounted, PATTERN_CALL_STEPS, StepLimitError, stringLength, stringText, withReporter, type WeightedPattern,
 } from '../runtime.js';
 
 function length(keyword: string, op: string, min: boolean): KeywordDefinition {
@@ -25,8 +25,16 @@ function length(keyword: string, op: string, min: boolean): KeywordDefinition {
       const expected = `length ${op} ${limit}`;
       const reporter = valueReporter(new Check(keyword, k.schemaPath, expected, `have ${expected}`, lengthText));
       // s.length bounds the code-point count from above and is at most twice it
-      if (min) return assertion((s: string, ctx) => s.length >= limit && (s.length >= 2 * limit || countedLength(s, ctx) >= limit), reporter);
-      return assertion((s: string, ctx) => s.length <= limit || countedLength(s, ctx) <= limit, reporter);
+      if (min) {
+        return withReporter((data, ctx) => {
+          const s = data as string;
+          return verdict(s.length >= limit && (s.length >= 2 * limit || countedLength(s, ctx) >= limit), data, ctx, reporter);
+        }, reporter);
+      }
+      return withReporter((data, ctx) => {
+        const s = data as string;
+        return verdict(s.length <= limit || countedLength(s, ctx) <= limit, data, ctx, reporter);
+      }, reporter);
     },
     code: {
       // countedLength() on the local step count
@@ -103,7 +111,8 @@ export const patternKeyword: KeywordDefinition = {
     const sp = k.schemaPath;
     const expected = `pattern ${k.value}`;
     // the reporter does not run the match again
-    return assertion((s: string, ctx) => matchCounted(re, s, ctx, sp), valueReporter(new Check('pattern', sp, expected, `match ${expected}`, stringText)));
+    const reporter = valueReporter(new Check('pattern', sp, expected, `match ${expected}`, stringText));
+    return withReporter((data, ctx) => verdict(matchCounted(re, data as string, ctx, sp), data, ctx, reporter), reporter);
   },
   code: {
     // matchCounted() on the local step count
@@ -141,11 +150,11 @@ export const formatKeyword: KeywordDefinition = {
     const check = getFormat(k.value, k.dialect.standard);
     if (check === undefined) return null;
     const expected = `format ${k.value}`;
-    const test = (s: string, ctx: EvalContext): boolean => {
-      ctx.steps += formatSteps(s);
-      return check(s);
-    };
-    return assertion(test, valueReporter(new Check('format', k.schemaPath, expected, `be a valid ${k.value}`, stringText)));
+    const reporter = valueReporter(new Check('format', k.schemaPath, expected, `be a valid ${k.value}`, stringText));
+    return withReporter((data, ctx) => {
+      ctx.steps += formatSteps(data as string);
+      return verdict(check(data as string), data, ctx, reporter);
+    }, reporter);
   },
   code: {
     emit(c) {

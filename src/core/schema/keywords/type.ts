@@ -4,8 +4,8 @@
  * of objects or arrays call their closure).
  */
 import type { Json } from '../../types.js';
-import { assertion, type KeywordDefinition } from '../keyword.js';
-import { Check, clipText, describe, describeText, foundType, jsonEqual, reportText, reportValue, type Reporter } from '../runtime.js';
+import { verdict, type KeywordDefinition } from '../keyword.js';
+import { Check, clipText, describe, describeText, foundType, jsonEqual, reportText, reportValue, withReporter, type Reporter } from '../runtime.js';
 
 const TYPES = new Set(['null', 'boolean', 'object', 'array', 'number', 'integer', 'string']);
 
@@ -73,12 +73,21 @@ export const typeKeyword: KeywordDefinition = {
     const expected = `type ${names.join(' or ')}`;
     const check = new Check('type', k.schemaPath, expected, `be ${expected}`, null);
     const reporter: Reporter = (data, ctx, path, index) => reportText(ctx, check, foundType(data), path, index);
-    if (names.length === 1) return assertion(typeMatcher(names[0]), reporter);
+    // a closure of its own for the common single types, the test inline
+    if (names.length === 1) {
+      const t = names[0];
+      if (t === 'string') return withReporter((data, ctx) => verdict(typeof data === 'string', data, ctx, reporter), reporter);
+      if (t === 'integer') return withReporter((data, ctx) => verdict(typeof data === 'number' && Number.isInteger(data), data, ctx, reporter), reporter);
+      if (t === 'object') return withReporter((data, ctx) => verdict(typeof data === 'object' && data !== null && !Array.isArray(data), data, ctx, reporter), reporter);
+      const m = typeMatcher(t);
+      return withReporter((data, ctx) => verdict(m(data), data, ctx, reporter), reporter);
+    }
     const ms = names.map(typeMatcher);
-    return assertion((data) => {
+    const some = (data: Json): boolean => {
       for (let i = 0; i < ms.length; i++) if (ms[i](data)) return true;
       return false;
-    }, reporter);
+    };
+    return withReporter((data, ctx) => verdict(some(data), data, ctx, reporter), reporter);
   },
   code: {
     emit(c) {
@@ -110,7 +119,8 @@ export const enumKeyword: KeywordDefinition = {
       for (let i = 0; i < complex.length; i++) if (jsonEqual(complex[i], data)) return true;
       return false;
     };
-    return assertion(test, foundReporter('enum', k.schemaPath, expectedValues(values)));
+    const reporter = foundReporter('enum', k.schemaPath, expectedValues(values));
+    return withReporter((data, ctx) => verdict(test(data), data, ctx, reporter), reporter);
   },
   code: {
     emit(c) {
@@ -129,7 +139,8 @@ export const constKeyword: KeywordDefinition = {
   group: 'any',
   compile(k) {
     const c = k.value;
-    return assertion((data) => jsonEqual(c, data), foundReporter('const', k.schemaPath, `value ${clipText(JSON.stringify(c), 60)}`));
+    const reporter = foundReporter('const', k.schemaPath, `value ${clipText(JSON.stringify(c), 60)}`);
+    return withReporter((data, ctx) => verdict(jsonEqual(c, data), data, ctx, reporter), reporter);
   },
   code: {
     emit(c) {
