@@ -10,6 +10,7 @@ import path from 'node:path';
 import { boolSetting, ConfigError, intSetting } from './config-values.js';
 import { parsePaymentConfig } from './payments/config.js';
 import { parseKeyEncryptionKey } from './receipts/key-store.js';
+import { openValidatorKey } from './erc8004/validator-key.js';
 import type { PaymentConfig } from './payments/config.js';
 import { MAX_PAGE_LIMIT } from './store/common.js';
 import { DEFAULT_WORK_LIMITS, type WorkLimits } from './core/schema/engine.js';
@@ -312,7 +313,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
 
   // Throws ConfigError naming the X402_* variable.
   const payments = parsePaymentConfig(merged);
-  const erc8004 = erc8004Settings(get);
+  const erc8004 = erc8004Settings(get, keyEncryptionKey);
 
   const config: Config = {
     host,
@@ -357,7 +358,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
 }
 
 /** ERC8004_*: all checked when the mode is on; ignored (and the mode off) otherwise. */
-function erc8004Settings(get: (name: string) => string | undefined): Erc8004Config {
+function erc8004Settings(get: (name: string) => string | undefined, keyEncryptionKey: Buffer | null): Erc8004Config {
   const enabled = boolSetting('ERC8004_ENABLED', get('ERC8004_ENABLED'));
   const off: Erc8004Config = { enabled: false, registry: '0x0000000000000000000000000000000000000000', rpcUrl: '', validatorKey: '0x', startBlock: null, pollMs: 2000, confirmations: 0 };
   if (!enabled) return hideKey(off);
@@ -378,9 +379,13 @@ function erc8004Settings(get: (name: string) => string | undefined): Erc8004Conf
   } catch (e) {
     throw new ConfigError('ERC8004_VALIDATOR_KEY_FILE', `cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
   }
-  // The message never quotes the file: it holds a secret.
-  if (!/^(0x)?[0-9a-fA-F]{64}$/.test(keyText)) throw new ConfigError('ERC8004_VALIDATOR_KEY_FILE', 'must hold one private key: 64 hex digits, 0x optional');
-  const validatorKey = `0x${keyText.replace(/^0x/, '').toLowerCase()}` as `0x${string}`;
+  let validatorKey: `0x${string}`;
+  try {
+    validatorKey = openValidatorKey(keyText, keyEncryptionKey);
+  } catch (e) {
+    // The message never quotes the file: it holds a secret.
+    throw new ConfigError('ERC8004_VALIDATOR_KEY_FILE', (e as Error).message);
+  }
   const rawStart = (get('ERC8004_START_BLOCK') ?? '').trim();
   const startBlock = rawStart === '' ? null : intSetting('ERC8004_START_BLOCK', rawStart, 0, 0, Number.MAX_SAFE_INTEGER);
   const pollMs = intSetting('ERC8004_POLL_MS', get('ERC8004_POLL_MS'), 2000, 50, 600_000);

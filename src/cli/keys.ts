@@ -8,8 +8,10 @@
  * followed by every instance. Prints public information only; private keys never
  * leave their files or their encrypted rows. `aov keys seal-fee-payer --key-file F`
  * prints the Solana fee payer's key from F sealed under KEY_ENCRYPTION_KEY, for
- * X402_LOCAL_SVM_KEY_FILE (docs/payments.md).
+ * X402_LOCAL_SVM_KEY_FILE (docs/payments.md); `aov keys seal-validator-key --key-file F`
+ * does the same for the ERC-8004 validator's key, for ERC8004_VALIDATOR_KEY_FILE (docs/erc8004.md).
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CliIO } from './io.js';
 import { didYouMean, onePositional, parseCommandArgs, UsageError } from './args.js';
@@ -20,6 +22,7 @@ import { openStore } from '../store/index.js';
 
 const USAGE = `usage: aov keys <generate|list|rotate> [--data-dir DIR]
        aov keys seal-fee-payer --key-file FILE
+       aov keys seal-validator-key --key-file FILE
 
   generate   create the first signing key if there is none; print the active key
   list       print every key ever used (JSON array of public key info)
@@ -27,6 +30,8 @@ const USAGE = `usage: aov keys <generate|list|rotate> [--data-dir DIR]
   seal-fee-payer  print the Solana fee payer's key in FILE (a solana-keygen keypair file or an
              Ed25519 PKCS#8 PEM) sealed under KEY_ENCRYPTION_KEY; write it to the file
              X402_LOCAL_SVM_KEY_FILE names (its address goes to stderr)
+  seal-validator-key  print the ERC-8004 validator's key in FILE (64 hex digits) sealed under
+             KEY_ENCRYPTION_KEY; write it to the file ERC8004_VALIDATOR_KEY_FILE names
 
   --data-dir DIR       data directory; keys live in DIR/keys (default DATA_DIR, else ./data)
   --database-url URL   the service's database (default DATABASE_URL). With KEY_ENCRYPTION_KEY
@@ -34,7 +39,7 @@ const USAGE = `usage: aov keys <generate|list|rotate> [--data-dir DIR]
                        with the new key; without it, list shows the keys recorded there
 `;
 
-const ACTIONS = ['generate', 'list', 'rotate', 'seal-fee-payer'];
+const ACTIONS = ['generate', 'list', 'rotate', 'seal-fee-payer', 'seal-validator-key'];
 
 const OPTIONS = {
   'data-dir': { type: 'string' },
@@ -62,7 +67,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     config = loadConfig(undefined, { 'data-dir': values['data-dir'], 'database-url': values['database-url'] });
     dataDir = config.dataDir;
     keyFile = values['key-file'];
-    if (action === 'seal-fee-payer' && !keyFile) throw new UsageError('seal-fee-payer needs --key-file FILE');
+    if (action.startsWith('seal-') && !keyFile) throw new UsageError(`${action} needs --key-file FILE`);
   } catch (e) {
     if (e instanceof ConfigError) {
       io.stderr(`aov keys: invalid configuration: ${e.message}\n`);
@@ -73,6 +78,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     return 2;
   }
   if (action === 'seal-fee-payer') return sealFeePayer(keyFile!, config.keyEncryptionKey, io);
+  if (action === 'seal-validator-key') return sealValidatorKeyFile(keyFile!, config.keyEncryptionKey, io);
   if (config.keyEncryptionKey || (usesDatabaseUrl(argv) && action === 'list')) return databaseKeys(action, config, io);
   const keysDir = path.join(dataDir, 'keys');
   const ring = createKeyRing({ dir: keysDir });
@@ -103,19 +109,36 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
 }
 
 async function sealFeePayer(file: string, kek: Buffer | null, io: CliIO): Promise<number> {
+  return sealed('seal-fee-payer', kek, io, async (key) => {
+    // Loaded only here: the Solana libraries are large.
+    const { readSvmKeyFile, sealSvmKey, svmAddressOf } = await import('../payments/svm-signer.js');
+    const fee = readSvmKeyFile(file);
+    io.stderr(`aov keys: sealed the fee payer ${svmAddressOf(fee)}; write the line to the file X402_LOCAL_SVM_KEY_FILE names\n`);
+    return sealSvmKey(fee, key);
+  });
+}
+
+async function sealValidatorKeyFile(file: string, kek: Buffer | null, io: CliIO): Promise<number> {
+  return sealed('seal-validator-key', kek, io, async (key) => {
+    const { sealValidatorKey } = await import('../erc8004/validator-key.js');
+    const line = sealValidatorKey(readFileSync(file, 'utf8'), key);
+    io.stderr('aov keys: sealed the validator key; write the line to the file ERC8004_VALIDATOR_KEY_FILE names\n');
+    return line;
+  });
+}
+
+/** Print the line `seal` makes under the KEK; errors name the problem, never the key. */
+async function sealed(action: string, kek: Buffer | null, io: CliIO, seal: (kek: Buffer) => Promise<string>): Promise<number> {
   if (!kek) {
-    io.stderr('aov keys: seal-fee-payer needs KEY_ENCRYPTION_KEY (the key the service opens the sealed file with)\n');
+    io.stderr(`aov keys: ${action} needs KEY_ENCRYPTION_KEY (the key the service opens the sealed file with)\n`);
     return 2;
   }
-  // Loaded only here: the Solana libraries are large.
-  const { readSvmKeyFile, sealSvmKey, svmAddressOf } = await import('../payments/svm-signer.js');
   try {
-    const key = readSvmKeyFile(file);
-    io.stderr(`aov keys: sealed the fee payer ${svmAddressOf(key)}; write the line to the file X402_LOCAL_SVM_KEY_FILE names\n`);
-    io.stdout(`${sealSvmKey(key, kek)}\n`);
+    io.stdout(`${await seal(kek)}\n`);
     return 0;
   } catch (e) {
-    io.stderr(`aov keys: ${e instanceof Error ? e.message : String(e)}\n`);
+    const code = (e as NodeJS.ErrnoException).code;
+    io.stderr(`aov keys: ${code ? `cannot read the key file (${code})` : e instanceof Error ? e.message : String(e)}\n`);
     return 2;
   }
 }
