@@ -16,3 +16,10 @@ export const defaultIO: CliIO = {
   stderr: (t) => void process.stderr.write(t),
   readFile: (p) => readFileSync(p === '-' ? 0 : p, 'utf8'),
 };
+
+/** I/O that keeps what a command prints (and reads files as the default does): for running a command in-process. */
+export function createMemoryIO(): CliIO & { out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, stdout: (t) => void out.push(t), stderr: (t) => void err.push(t), readFile: defaultIO.readFile };
+}

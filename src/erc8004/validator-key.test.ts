@@ -4,21 +4,20 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { privateKeyToAccount } from 'viem/accounts';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { createMemoryIO } from '../cli/io.js';
 import { run as keysCli } from '../cli/keys.js';
 import { loadConfig } from '../config.js';
 import { encryptPrivateKey } from '../receipts/key-store.js';
 import { openValidatorKey, sealValidatorKey } from './validator-key.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'aov-validator-key-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-let n = 0;
-function file(text: string): string {
-  const f = path.join(dir, `key-${++n}`);
+/** A new key file in the test's folder holding `text`. */
+const file = (text: string): string => {
+  const f = path.join(dir, `key-${randomBytes(6).toString('hex')}`);
   writeFileSync(f, text, { mode: 0o600 });
   return f;
-}
+};
 const hexKey = (): `0x${string}` => `0x${randomBytes(32).toString('hex')}`;
 
 function validatorConfig(keyFile: string, kek?: Buffer) {
@@ -33,6 +32,9 @@ function validatorConfig(keyFile: string, kek?: Buffer) {
 }
 
 describe('ERC-8004 validator key', () => {
+  afterEach(() => vi.unstubAllEnvs());
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
   it('opens a plain key and a sealed one to the same key; a sealed key needs the right KEK', () => {
     const key = hexKey();
     const kek = randomBytes(32);
@@ -72,19 +74,11 @@ describe('ERC-8004 validator key', () => {
   it('aov keys seal-validator-key prints a sealed line the service opens to the same signer', async () => {
     const key = hexKey();
     const kek = randomBytes(32);
-    const out: string[] = [];
-    const err: string[] = [];
-    const io = { stdout: (s: string) => void out.push(s), stderr: (s: string) => void err.push(s), readFile: () => '' };
-    const prev = process.env.KEY_ENCRYPTION_KEY;
-    process.env.KEY_ENCRYPTION_KEY = kek.toString('hex');
-    let code: number;
-    try {
-      code = await keysCli(['seal-validator-key', '--key-file', file(key), '--data-dir', dir], io);
-      expect(await keysCli(['seal-validator-key', '--key-file', path.join(dir, 'missing'), '--data-dir', dir], io)).toBe(2);
-    } finally {
-      if (prev === undefined) delete process.env.KEY_ENCRYPTION_KEY;
-      else process.env.KEY_ENCRYPTION_KEY = prev;
-    }
+    const io = createMemoryIO();
+    const { out, err } = io;
+    vi.stubEnv('KEY_ENCRYPTION_KEY', kek.toString('hex'));
+    const code = await keysCli(['seal-validator-key', '--key-file', file(key), '--data-dir', dir], io);
+    expect(await keysCli(['seal-validator-key', '--key-file', path.join(dir, 'missing'), '--data-dir', dir], io)).toBe(2);
     expect(code).toBe(0);
     expect(out.join('')).not.toContain(key.slice(2));
     expect(err.join('')).not.toContain(key.slice(2));

@@ -3,7 +3,8 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { createMemoryIO } from '../cli/io.js';
 import { run as keysCli } from '../cli/keys.js';
 import { parsePaymentConfig } from './config.js';
 import { createPayments } from './index.js';
@@ -11,6 +12,7 @@ import { readSvmKeyFile, sealSvmKey, svmAddressOf } from './svm-signer.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'aov-svm-key-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => vi.unstubAllEnvs());
 
 let n = 0;
 function file(text: string): string {
@@ -90,18 +92,10 @@ describe('the fee-payer key file', () => {
   it('aov keys seal-fee-payer prints the sealed key, which the service opens', async () => {
     const k = keypair();
     const kek = randomBytes(32);
-    const out: string[] = [];
-    const err: string[] = [];
-    const io = { stdout: (s: string) => void out.push(s), stderr: (s: string) => void err.push(s), readFile: () => '' };
-    const prev = process.env.KEY_ENCRYPTION_KEY;
-    process.env.KEY_ENCRYPTION_KEY = kek.toString('hex');
-    let code: number;
-    try {
-      code = await keysCli(['seal-fee-payer', '--key-file', file(k.json), '--data-dir', dir], io);
-    } finally {
-      if (prev === undefined) delete process.env.KEY_ENCRYPTION_KEY;
-      else process.env.KEY_ENCRYPTION_KEY = prev;
-    }
+    const io = createMemoryIO();
+    const { out, err } = io;
+    vi.stubEnv('KEY_ENCRYPTION_KEY', kek.toString('hex'));
+    const code = await keysCli(['seal-fee-payer', '--key-file', file(k.json), '--data-dir', dir], io);
     expect(code).toBe(0);
     expect(err.join('')).toContain(svmAddressOf(k.privateKey));
     expect(out.join('')).not.toContain(k.json);
