@@ -118,7 +118,7 @@ describe('HTTP: a second verification worker starts when a task finds the first 
     postJson(srv.base, '/verify/schema', JSON.stringify({ task_id: task, expected_schema: schema, submitted_output: output }));
   const workers = async (): Promise<number> => Number(/^aov_verify_workers (\d+)$/m.exec(await (await fetch(`${srv.base}/metrics`)).text())?.[1]);
 
-  it('answers a request beside a slow one before the slow one is stopped', async () => {
+  it('answers a request beside a slow one before the slow one ends', async () => {
     expect(await workers()).toBe(1);
     const order: string[] = [];
     const slow = post('tower', tower(26), 1).then((r) => (order.push('slow'), r));
@@ -131,7 +131,9 @@ describe('HTTP: a second verification worker starts when a task finds the first 
     expect(await workers()).toBe(2);
     const stopped = await slow;
     expect(order).toEqual(['beside', 'slow']);
-    expect(stopped.status).toBe(503);
-    expect(((await stopped.json()) as { charged: boolean }).charged).toBe(false);
+    // The tower takes seconds: past the 8 s deadline it is stopped and charges nothing; a fast machine
+    // may finish it inside the deadline. Either way it ended after the request beside it was answered.
+    if (stopped.status === 503) expect(((await stopped.json()) as { charged: boolean }).charged).toBe(false);
+    else expect(stopped.status).toBe(200);
   });
 });
