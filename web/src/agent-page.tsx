@@ -8,28 +8,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { getJson, type ApiErrorBody, type Site } from './api.js';
 import { ResultsChart, type ChartPoint } from './chart.js';
+import type { HistoryEntry, Reputation } from 'agent-output-verifier/client';
 
-interface HistoryEntry {
-  verification_id: string;
-  task_id: string;
-  result: 'pass' | 'fail';
-  overall_ratio: number;
-  verified_at: string;
-}
-
-interface Reputation {
-  agent_id: string;
-  verifications: number;
-  passes: number;
-  fails: number;
-  pass_rate: number;
-  first_seen: string | null;
-  last_seen: string | null;
-  history: HistoryEntry[];
-  next_cursor: string | null;
-  /** The transparency-log tree head these counts were computed from. */
-  log_checkpoint?: { tree_size: number; root_hash: string };
-}
 
 /** One on-chain ERC-8004 validation response (GET /erc8004/agents/:agent_id/validations, present in validator mode only). */
 interface OnChainValidation {
