@@ -16,7 +16,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { validationRegistryAbi } from '../src/erc8004/abi.js';
 import { HARDHAT_KEY_0, localBase, startHardhatBase, type HardhatBase } from './evm/chain.js';
 import { deployRegistries, type Registries } from './erc8004/registries.js';
-import { postJson, projectRoot, spawnServer, tempDir, type Child } from './http-helpers.js';
+import { postJson, projectRoot, spawnServer, tempDir, until, type Child } from './http-helpers.js';
 
 /** Hardhat's fifth development account: this file's validator. */
 const VALIDATOR_KEY: Hex = '0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a';
@@ -62,16 +62,6 @@ async function start(): Promise<Child> {
 
 async function status(base: string): Promise<{ counts: Record<string, number> }> {
   return (await (await fetch(`${base}/erc8004/status`)).json()) as { counts: Record<string, number> };
-}
-
-async function until<T>(what: string, ms: number, probe: () => Promise<T | null | undefined | false>): Promise<T> {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() - t0 > ms) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** Send validationRequest and mine it alone (automine is off). */

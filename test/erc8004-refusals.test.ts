@@ -16,7 +16,7 @@ import { validationRegistryAbi } from '../src/erc8004/abi.js';
 import type { Erc8004Status } from '../src/erc8004/validator.js';
 import { HARDHAT_KEY_0, localBase, startHardhatBase, type HardhatBase } from './evm/chain.js';
 import { compileBadRegistry, deployRegistries, type Registries } from './erc8004/registries.js';
-import { freePort, postJson, projectRoot, startApp, tempDir, type Running } from './http-helpers.js';
+import { freePort, postJson, projectRoot, startApp, tempDir, until, type Running } from './http-helpers.js';
 
 /** Hardhat's seventh development account: this file's validator. */
 const VALIDATOR_KEY: Hex = '0x92db14e403b83dfe3df233f83dfa3a0d7096f21ca9b0d6d6b8d88b2b4ec1564e';
@@ -66,16 +66,6 @@ async function app(registry: Hex, rpcUrl: string): Promise<Running> {
 
 async function status(base: string): Promise<Erc8004Status> {
   return (await (await fetch(`${base}/erc8004/status`)).json()) as Erc8004Status;
-}
-
-async function until<T>(what: string, ms: number, probe: () => Promise<T | null | undefined | false>): Promise<T> {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() - t0 > ms) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** A verification still answers 200, promptly. */

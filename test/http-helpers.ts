@@ -153,3 +153,14 @@ export function expectErrorShape(body: Record<string, unknown>, code: string, st
   if (/\bat .*\(.*:\d+:\d+\)|node_modules|\.ts:\d+/.test(JSON.stringify(body))) problems.push('stack trace');
   return problems.length ? problems.join('; ') : null;
 }
+
+/** The first truthy value `probe` gives, polled every 50 ms; throws naming `what` after `ms`. */
+export async function until<T>(what: string, ms: number, probe: () => Promise<T | null | undefined | false>): Promise<T> {
+  const t0 = Date.now();
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() - t0 > ms) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
