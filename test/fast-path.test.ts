@@ -18,7 +18,7 @@ import { createFastPath, fingerprint, type FastPath } from '../src/service/fast-
 import { createInlineRunner } from '../src/service/inline-runner.js';
 import { createConfiguredVerifier, type VerifierConfig } from '../src/service/issuer.js';
 import { createPoolRunner, type PoolRunner } from '../src/service/pool-runner.js';
-import { postJson, projectRoot, startApp, tempDir } from './http-helpers.js';
+import { postJson, projectRoot, startApp, tempDir, tower } from './http-helpers.js';
 
 const BASE_URL = 'https://verifier.example.com';
 const SERVICE = 'agent-output-verifier';
@@ -74,12 +74,6 @@ async function answer(runner: PoolRunner | ReturnType<typeof createInlineRunner>
 
 const schemaKey = (source: string) => computeHashes(parseVerificationRequest(source)).schema_hash;
 
-function tower(depth: number): unknown {
-  const defs: Record<string, unknown> = {};
-  for (let i = 0; i < depth; i++) defs[`d${i}`] = { allOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
-  defs[`d${depth}`] = { type: 'integer' };
-  return { $defs: defs, $ref: '#/$defs/d0' };
-}
 
 const request = (schema: unknown, output: unknown) => JSON.stringify({ task_id: 'fast', agent_id: 'seller-fast', expected_schema: schema, submitted_output: output });
 

@@ -164,3 +164,14 @@ export async function until<T>(what: string, ms: number, probe: () => Promise<T 
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/**
+ * A schema whose evaluation doubles at each level (every level refers to the next twice): slow by
+ * construction, for tests of the deadline and of the workers beside a slow task.
+ */
+export function tower(depth: number): unknown {
+  const defs: Record<string, unknown> = {};
+  for (let i = 0; i < depth; i++) defs[`d${i}`] = { allOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
+  defs[`d${depth}`] = { type: 'integer' };
+  return { $defs: defs, $ref: '#/$defs/d0' };
+}

@@ -7,15 +7,9 @@
  * and ordinary verifications keep being answered meanwhile.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectErrorShape, postJson, startApp, tempDir } from './http-helpers.js';
+import { expectErrorShape, postJson, startApp, tempDir, tower } from './http-helpers.js';
 import type { Running } from './http-helpers.js';
 
-function tower(depth: number): unknown {
-  const defs: Record<string, unknown> = {};
-  for (let i = 0; i < depth; i++) defs[`d${i}`] = { allOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
-  defs[`d${depth}`] = { type: 'integer' };
-  return { $defs: defs, $ref: '#/$defs/d0' };
-}
 
 /** Work limits as high as the settings allow: only the isolation stands in the way. */
 const NO_LIMITS = {

@@ -29,6 +29,8 @@ export interface PoolRunnerOptions {
   idleMs?: number;
   /** Young-generation size of each worker (MiB; default YOUNG_GENERATION_MB). */
   youngMb?: number;
+  /** How long the first worker's task runs before a task waiting behind it starts another worker (ms; default OVERFLOW_AFTER_MS). */
+  overflowAfterMs?: number;
   /** Tasks that may wait for a free worker before requests are refused with 503 unavailable. */
   maxQueue?: number;
   worker: Omit<VerifyWorkerData, 'slots'>;
@@ -63,26 +65,41 @@ function isOutOfMemory(e: unknown): boolean {
   return e instanceof Error && (e as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY';
 }
 
+/**
+ * How long the first worker's task must have run before a task waiting behind it starts another worker (ms). A
+ * burst of fast tasks (a new schema's first requests, a few ms each) drains through the warm first worker well
+ * within it, so no thread is started for them and none holds its memory for the idle timeout after; a slow
+ * task (a schema that takes seconds) is the case the other workers exist for, and waits this much longer.
+ */
+export const OVERFLOW_AFTER_MS = 100;
+
+/** A task not yet given to a worker. */
+interface Waiting {
+  task: VerifyTask & { token: number };
+  resolve(reply: VerifyTaskReply): void;
+  reject(e: unknown): void;
+}
+
 export function createPoolRunner(options: PoolRunnerOptions): PoolRunner {
   const { filename, execArgv } = workerModule();
   const slots = createTaskSlots();
   const threads = Math.max(1, Math.floor(options.threads));
-  const pool = new Piscina({
+  const maxQueue = options.maxQueue ?? 1024;
+  const overflowAfterMs = options.overflowAfterMs ?? OVERFLOW_AFTER_MS;
+  const common = {
     filename,
     execArgv,
-    // One worker from the start and for good, warmed up before it takes a task; the others start only when a
-    // task finds every running worker busy (a slow schema, or overlapping large requests) and stop after a
-    // while without work. Such a task waits for whichever comes first: the busy worker's end, bounded by the
-    // deadline, or the new worker's start (loading the engine and its warm-up, a fraction of a second).
-    minThreads: 1,
-    maxThreads: threads,
-    maxQueue: options.maxQueue ?? 1024,
     concurrentTasksPerWorker: 1,
-    idleTimeout: options.idleMs ?? 30_000,
     resourceLimits: { maxOldGenerationSizeMb: options.heapMb, maxYoungGenerationSizeMb: options.youngMb ?? YOUNG_GENERATION_MB },
     workerData: { ...options.worker, slots: slots.buffer } satisfies VerifyWorkerData,
     recordTiming: false,
-  });
+  };
+  // One worker from the start and for good, warmed up before it takes a task. The others (the overflow) start
+  // only when a task waits behind one that has run OVERFLOW_AFTER_MS, and stop after a while without work. Tasks
+  // wait here, not in piscina's queue, so that none is stuck behind a slow task once another worker is free.
+  const primary = new Piscina({ ...common, minThreads: 1, maxThreads: 1, maxQueue: 1 });
+  const overflow = threads > 1 ? new Piscina({ ...common, minThreads: 0, maxThreads: threads - 1, maxQueue: threads, idleTimeout: options.idleMs ?? 30_000 }) : null;
+  const pools = overflow === null ? [primary] : [primary, overflow];
   const counts = { deadline: 0, memory: 0 };
 
   // The deadline runs from the moment a worker starts a task, so time spent queued, or waiting for a
@@ -91,13 +108,13 @@ export function createPoolRunner(options: PoolRunnerOptions): PoolRunner {
   // and a watchdog terminates the worker of a task past its deadline. (A message per task, or an
   // AbortSignal per task, measurably cost the HTTP thread more than the verification itself.)
   const deadlined = new Set<number>();
-  pool.on('workerDestroy', (worker: { id: number }) => slots.release(worker.id));
+  for (const pool of pools) pool.on('workerDestroy', (worker: { id: number }) => slots.release(worker.id));
   const watchdog = setInterval(
     () => {
       for (const { threadId, token } of slots.overdue(Date.now() - options.deadlineMs)) {
         if (deadlined.has(token)) continue;
         deadlined.add(token);
-        void pool.threads.find((w) => w.threadId === threadId)?.terminate();
+        for (const pool of pools) void pool.threads.find((w) => w.threadId === threadId)?.terminate();
       }
     },
     Math.max(10, Math.min(100, Math.floor(options.deadlineMs / 5))),
@@ -105,13 +122,77 @@ export function createPoolRunner(options: PoolRunnerOptions): PoolRunner {
   watchdog.unref();
   let lastToken = 0;
 
+  const waiting: Waiting[] = [];
+  /** When the first worker was given its current task (null: it has none). */
+  let primarySince: number | null = null;
+  let overflowRunning = 0;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+
+  function give(pool: Piscina, w: Waiting, done: () => void): void {
+    pool.run(w.task).then(
+      (reply: VerifyTaskReply) => {
+        done();
+        w.resolve(reply);
+      },
+      (e: unknown) => {
+        done();
+        w.reject(e);
+      },
+    );
+  }
+
+  /** Gives waiting tasks to free workers: the first worker when it is free, else the overflow (see overflowAfterMs). */
+  function dispatch(): void {
+    while (waiting.length > 0) {
+      if (primarySince === null) {
+        primarySince = Date.now();
+        give(primary, waiting.shift() as Waiting, () => {
+          primarySince = null;
+          dispatch();
+        });
+        continue;
+      }
+      if (overflow === null || overflowRunning >= threads - 1) break;
+      // A started overflow worker without work costs nothing more to use; a new one only when the first is slow.
+      const warm = overflow.threads.length > overflowRunning;
+      if (!warm && Date.now() - primarySince < overflowAfterMs) {
+        if (timer === null) {
+          timer = setTimeout(
+            () => {
+              timer = null;
+              dispatch();
+            },
+            Math.max(1, primarySince + overflowAfterMs - Date.now()),
+          );
+          timer.unref();
+        }
+        break;
+      }
+      overflowRunning++;
+      give(overflow, waiting.shift() as Waiting, () => {
+        overflowRunning--;
+        dispatch();
+      });
+    }
+  }
+
+  function submit(task: VerifyTask & { token: number }): Promise<VerifyTaskReply> {
+    if (waiting.length >= maxQueue) {
+      return Promise.reject(new ApiError('unavailable', { message: 'Too many verifications are waiting; try again shortly.', retryAfter: 1 }));
+    }
+    return new Promise((resolve, reject) => {
+      waiting.push({ task, resolve, reject });
+      dispatch();
+    });
+  }
+
   async function call(task: VerifyTask): Promise<VerifyTaskReply & { ok: true }> {
     let reply: VerifyTaskReply;
     // Tokens stay positive 31-bit integers (0 marks an idle slot).
     lastToken = lastToken >= 0x7fffffff ? 1 : lastToken + 1;
     const token = lastToken;
     try {
-      reply = (await pool.run({ ...task, token })) as VerifyTaskReply;
+      reply = await submit({ ...task, token });
     } catch (e) {
       if (deadlined.has(token)) {
         counts.deadline++;
@@ -124,9 +205,6 @@ export function createPoolRunner(options: PoolRunnerOptions): PoolRunner {
         throw new ApiError('verification_aborted', {
           message: `The verification was stopped at the memory limit of one request (${options.heapMb} MiB). Nothing was charged. Make the schema or the output smaller.`,
         });
-      }
-      if (e instanceof Error && /queue is at limit/i.test(e.message)) {
-        throw new ApiError('unavailable', { message: 'Too many verifications are waiting; try again shortly.', retryAfter: 1 });
       }
       throw e;
     } finally {
@@ -159,10 +237,13 @@ export function createPoolRunner(options: PoolRunnerOptions): PoolRunner {
     },
     unsigned: (prepared) => book.take(prepared),
     aborted: () => ({ ...counts }),
-    runs: () => ({ pool: poolRuns, fastPath: fast === null ? null : fast.stats(), workers: pool.threads.length }),
+    runs: () => ({ pool: poolRuns, fastPath: fast === null ? null : fast.stats(), workers: pools.reduce((n, p) => n + p.threads.length, 0) }),
     async close() {
       clearInterval(watchdog);
-      await pool.destroy();
+      if (timer !== null) clearTimeout(timer);
+      const stopped = new ApiError('unavailable', { message: 'The service is stopping; try again shortly.', retryAfter: 1 });
+      for (const w of waiting.splice(0)) w.reject(stopped);
+      await Promise.all(pools.map((p) => p.destroy()));
     },
   };
 }
