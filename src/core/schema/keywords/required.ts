@@ -50,8 +50,20 @@ export const requiredKeyword: KeywordDefinition = {
   },
 };
 
-/** `dependentRequired` and the array entries of `dependencies`: one check per location. */
-function dependentChecker(keyword: string, sp: string, deps: Array<[string, string[]]>): Validate {
+/**
+ * `dependentRequired` and the array entries of `dependencies`, one rule in two drafts: each
+ * entry a list of names the object must have when its key is present (empty lists require
+ * nothing), one check per location; null when nothing is required.
+ */
+function dependentRequired(k: KeywordContext, entries: Array<[string, Json]>, invalid: string): Validate | null {
+  const deps: Array<[string, string[]]> = [];
+  for (const [key, v] of entries) {
+    if (!isStringArray(v)) return k.invalid(invalid);
+    if (v.length > 0) deps.push([key, v]);
+  }
+  if (deps.length === 0) return null;
+  const keyword = k.keyword;
+  const sp = k.schemaPath;
   return (data, ctx) => {
     const o = data as JsonObject;
     for (let i = 0; i < deps.length; i++) {
@@ -94,12 +106,7 @@ export const dependentRequiredKeyword: KeywordDefinition = {
   group: 'object',
   compile(k) {
     if (!isObject(k.value)) return k.invalid('dependentRequired must be an object');
-    const deps: Array<[string, string[]]> = [];
-    for (const [key, v] of Object.entries(k.value)) {
-      if (!isStringArray(v)) return k.invalid('dependentRequired values must be arrays of strings');
-      if (v.length > 0) deps.push([key, v]);
-    }
-    return deps.length === 0 ? null : dependentChecker('dependentRequired', k.schemaPath, deps);
+    return dependentRequired(k, Object.entries(k.value), 'dependentRequired values must be arrays of strings');
   },
 };
 
@@ -117,15 +124,9 @@ export const dependenciesKeyword: KeywordDefinition = {
   group: 'object',
   compile(k) {
     if (!isObject(k.value)) return k.invalid('dependencies must be an object');
-    const deps: Array<[string, string[]]> = [];
-    const schemas: Array<[string, Json]> = [];
-    for (const [key, v] of Object.entries(k.value)) {
-      if (Array.isArray(v)) {
-        if (!isStringArray(v)) return k.invalid('dependencies arrays must hold strings');
-        if (v.length > 0) deps.push([key, v]);
-      } else schemas.push([key, v]);
-    }
-    const a = deps.length > 0 ? dependentChecker('dependencies', k.schemaPath, deps) : null;
+    const entries = Object.entries(k.value);
+    const a = dependentRequired(k, entries.filter(([, v]) => Array.isArray(v)), 'dependencies arrays must hold strings');
+    const schemas = entries.filter(([, v]) => !Array.isArray(v));
     const b = schemas.length > 0 ? dependentSchemas(k, schemas) : null;
     if (a === null) return b;
     if (b === null) return a;
