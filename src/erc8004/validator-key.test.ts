@@ -1,23 +1,16 @@
 /** @module The ERC-8004 validator's key file: plain or sealed under the KEK, opened by the configuration; errors never show the key. */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { createMemoryIO } from '../cli/io.js';
+import { createKeyFiles, sealWithKeysCli } from '../../test/key-files.js';
 import { run as keysCli } from '../cli/keys.js';
 import { loadConfig } from '../config.js';
 import { encryptPrivateKey } from '../receipts/key-store.js';
 import { openValidatorKey, sealValidatorKey } from './validator-key.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'aov-validator-key-'));
-/** A new key file in the test's folder holding `text`. */
-const file = (text: string): string => {
-  const f = path.join(dir, `key-${randomBytes(6).toString('hex')}`);
-  writeFileSync(f, text, { mode: 0o600 });
-  return f;
-};
+const keyFiles = createKeyFiles('aov-validator-key-');
+const { dir, file } = keyFiles;
 const hexKey = (): `0x${string}` => `0x${randomBytes(32).toString('hex')}`;
 
 function validatorConfig(keyFile: string, kek?: Buffer) {
@@ -33,7 +26,7 @@ function validatorConfig(keyFile: string, kek?: Buffer) {
 
 describe('ERC-8004 validator key', () => {
   afterEach(() => vi.unstubAllEnvs());
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => keyFiles.cleanup());
 
   it('opens a plain key and a sealed one to the same key; a sealed key needs the right KEK', () => {
     const key = hexKey();
@@ -73,11 +66,8 @@ describe('ERC-8004 validator key', () => {
 
   it('aov keys seal-validator-key prints a sealed line the service opens to the same signer', async () => {
     const key = hexKey();
-    const kek = randomBytes(32);
-    const io = createMemoryIO();
+    const { code, kek, io } = await sealWithKeysCli('seal-validator-key', file(key), dir);
     const { out, err } = io;
-    vi.stubEnv('KEY_ENCRYPTION_KEY', kek.toString('hex'));
-    const code = await keysCli(['seal-validator-key', '--key-file', file(key), '--data-dir', dir], io);
     expect(await keysCli(['seal-validator-key', '--key-file', path.join(dir, 'missing'), '--data-dir', dir], io)).toBe(2);
     expect(code).toBe(0);
     expect(out.join('')).not.toContain(key.slice(2));

@@ -1,25 +1,17 @@
 /** @module The Solana fee payer's key files: the formats read, the sealed form, and errors that never show the key. */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { createMemoryIO } from '../cli/io.js';
+import { createKeyFiles, sealWithKeysCli } from '../../test/key-files.js';
 import { run as keysCli } from '../cli/keys.js';
 import { parsePaymentConfig } from './config.js';
 import { createPayments } from './index.js';
 import { readSvmKeyFile, sealSvmKey, svmAddressOf } from './svm-signer.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'aov-svm-key-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const keyFiles = createKeyFiles('aov-svm-key-');
+const { dir, file } = keyFiles;
+afterAll(() => keyFiles.cleanup());
 afterEach(() => vi.unstubAllEnvs());
-
-let n = 0;
-function file(text: string): string {
-  const f = path.join(dir, `key-${++n}`);
-  writeFileSync(f, text, { mode: 0o600 });
-  return f;
-}
 
 function keypair() {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
@@ -91,11 +83,8 @@ describe('the fee-payer key file', () => {
 
   it('aov keys seal-fee-payer prints the sealed key, which the service opens', async () => {
     const k = keypair();
-    const kek = randomBytes(32);
-    const io = createMemoryIO();
+    const { code, kek, io } = await sealWithKeysCli('seal-fee-payer', file(k.json), dir);
     const { out, err } = io;
-    vi.stubEnv('KEY_ENCRYPTION_KEY', kek.toString('hex'));
-    const code = await keysCli(['seal-fee-payer', '--key-file', file(k.json), '--data-dir', dir], io);
     expect(code).toBe(0);
     expect(err.join('')).toContain(svmAddressOf(k.privateKey));
     expect(out.join('')).not.toContain(k.json);
