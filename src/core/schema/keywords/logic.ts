@@ -6,7 +6,7 @@
  */
 import type { Json } from '../../types.js';
 import { countCheck, runAll, type KeywordContext, type KeywordDefinition } from '../keyword.js';
-import { Annotations, Check, type Validate } from '../runtime.js';
+import { Annotations, Check, type EvalContext, type Validate } from '../runtime.js';
 
 function schemaList(k: KeywordContext): Validate[] {
   if (!Array.isArray(k.value) || k.value.length === 0) return k.invalid(`${k.keyword} must be a non-empty array of schemas`);
@@ -22,9 +22,21 @@ export const allOfKeyword: KeywordDefinition = {
   },
 };
 
-/** The check of an applicator whose subschemas run silent: what it found is the text recorded. */
-function silentCheck(k: KeywordContext, expected: string, must: string): Check {
-  return new Check(k.keyword, k.schemaPath, expected, must, null);
+/**
+ * An applicator that is one check of its own with its subschemas run silent (`anyOf`, `oneOf`,
+ * `not`): nothing inside is counted or recorded, and the check is counted once the silent section
+ * is over. `run` evaluates the subschemas and returns what it found when the check fails, null
+ * when it passes.
+ */
+function silentApplicator(k: KeywordContext, expected: string, must: string, run: (data: Json, ctx: EvalContext, ev: Annotations | null) => string | null): Validate {
+  const check = new Check(k.keyword, k.schemaPath, expected, must, null);
+  return (data, ctx, ev) => {
+    ctx.silent++;
+    const found = run(data, ctx, ev);
+    ctx.silent--;
+    countCheck(ctx, found === null, check, found);
+    return found === null;
+  };
 }
 
 export const anyOfKeyword: KeywordDefinition = {
@@ -32,9 +44,7 @@ export const anyOfKeyword: KeywordDefinition = {
   group: 'any',
   compile(k) {
     const subs = schemaList(k);
-    const check = silentCheck(k, `a match for at least one of ${subs.length} schemas`, 'match at least one schema of anyOf');
-    return (data, ctx, ev) => {
-      ctx.silent++;
+    return silentApplicator(k, `a match for at least one of ${subs.length} schemas`, 'match at least one schema of anyOf', (data, ctx, ev) => {
       let ok = false;
       if (ev === null) {
         for (let i = 0; i < subs.length; i++) if (subs[i](data, ctx, null)) { ok = true; break; }
@@ -47,10 +57,8 @@ export const anyOfKeyword: KeywordDefinition = {
           }
         }
       }
-      ctx.silent--;
-      countCheck(ctx, ok, check, 'no match');
-      return ok;
-    };
+      return ok ? null : 'no match';
+    });
   },
 };
 
@@ -59,9 +67,7 @@ export const oneOfKeyword: KeywordDefinition = {
   group: 'any',
   compile(k) {
     const subs = schemaList(k);
-    const check = silentCheck(k, `a match for exactly one of ${subs.length} schemas`, 'match exactly one schema of oneOf');
-    return (data, ctx, ev) => {
-      ctx.silent++;
+    return silentApplicator(k, `a match for exactly one of ${subs.length} schemas`, 'match exactly one schema of oneOf', (data, ctx, ev) => {
       let n = 0;
       let matched: Annotations | null = null;
       for (let i = 0; i < subs.length && n < 2; i++) {
@@ -71,12 +77,9 @@ export const oneOfKeyword: KeywordDefinition = {
           matched = a;
         }
       }
-      ctx.silent--;
-      const ok = n === 1;
-      if (ok && ev !== null && matched !== null) ctx.steps += ev.merge(matched);
-      countCheck(ctx, ok, check, n === 0 ? 'no match' : 'more than one match');
-      return ok;
-    };
+      if (n === 1 && ev !== null && matched !== null) ctx.steps += ev.merge(matched);
+      return n === 1 ? null : n === 0 ? 'no match' : 'more than one match';
+    });
   },
 };
 
@@ -85,14 +88,7 @@ export const notKeyword: KeywordDefinition = {
   group: 'any',
   compile(k) {
     const sub = k.sub(k.value, []);
-    const check = silentCheck(k, 'no match for the schema in not', 'not match the schema in not');
-    return (data, ctx) => {
-      ctx.silent++;
-      const ok = !sub(data, ctx, null);
-      ctx.silent--;
-      countCheck(ctx, ok, check, 'a match');
-      return ok;
-    };
+    return silentApplicator(k, 'no match for the schema in not', 'not match the schema in not', (data, ctx) => (sub(data, ctx, null) ? 'a match' : null));
   },
 };
 
