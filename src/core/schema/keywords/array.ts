@@ -4,30 +4,24 @@
  * check; with `minContains` and `maxContains`, one more each).
  */
 import type { Json } from '../../types.js';
-import { applyAt, countCheck, countOf, isCount, valueReporter, verdict, type KeywordDefinition } from '../keyword.js';
-import { Check, itemsText, withReporter, type Annotations, type EvalContext, type Primitive } from '../runtime.js';
+import { applyAt, countCheck, isCount, type KeywordCode, type KeywordDefinition } from '../keyword.js';
+import { Check, itemsText, type Annotations, type EvalContext, type Primitive } from '../runtime.js';
+import { sizeLimit, type Measure } from './size-limit.js';
 
-function count(keyword: string, op: string, cmp: (n: number, l: number) => boolean): KeywordDefinition {
+const length = (data: Json): number => (data as Json[]).length;
+const ITEMS: Measure = { group: 'array', noun: 'items', text: itemsText, size: length, found: length };
+
+/** One inline test in generated code. */
+function itemsCode(op: '>=' | '<='): KeywordCode {
   return {
-    keyword,
-    group: 'array',
-    compile(k) {
-      const limit = countOf(k);
-      const expected = `${op} ${limit} items`;
-      const check = new Check(keyword, k.schemaPath, expected, `have ${expected}`, itemsText);
-      const reporter = valueReporter(check, (data) => (data as Json[]).length);
-      return withReporter((data, ctx) => verdict(cmp((data as Json[]).length, limit), data, ctx, reporter), reporter);
-    },
-    code: {
-      emit(c) {
-        c.check(`${c.data}.length ${op} ${c.value as number}`);
-      },
+    emit(c) {
+      c.check(`${c.data}.length ${op} ${c.value as number}`);
     },
   };
 }
 
-export const minItemsKeyword = count('minItems', '>=', (n, l) => n >= l);
-export const maxItemsKeyword = count('maxItems', '<=', (n, l) => n <= l);
+export const minItemsKeyword = sizeLimit('minItems', '>=', ITEMS, itemsCode('>='));
+export const maxItemsKeyword = sizeLimit('maxItems', '<=', ITEMS, itemsCode('<='));
 
 /** A string equal for JSON-equal values (object keys sorted, numbers by value). */
 function canonical(v: Json): string {

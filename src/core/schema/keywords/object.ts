@@ -3,31 +3,27 @@
  * (checks) and `propertyNames` (transparent, except that `false` is one check
  * at the object).
  */
-import type { JsonObject } from '../../types.js';
-import { applyAt, countCheck, countOf, type KeywordDefinition } from '../keyword.js';
+import type { Json, JsonObject } from '../../types.js';
+import { applyAt, countCheck, type KeywordDefinition } from '../keyword.js';
 import { Check, propertiesText } from '../runtime.js';
+import { sizeLimit, type Measure } from './size-limit.js';
 
-function propCount(keyword: string, op: string, cmp: (n: number, l: number) => boolean): KeywordDefinition {
-  return {
-    keyword,
-    group: 'object',
-    compile(k) {
-      const limit = countOf(k);
-      const expected = `${op} ${limit} properties`;
-      const check = new Check(keyword, k.schemaPath, expected, `have ${expected}`, propertiesText);
-      return (data, ctx) => {
-        const n = Object.keys(data as JsonObject).length;
-        ctx.steps += n >> 2;
-        const ok = cmp(n, limit);
-        countCheck(ctx, ok, check, n);
-        return ok;
-      };
-    },
-  };
-}
+const propertyCount = (data: Json): number => Object.keys(data as JsonObject).length;
+const PROPERTIES: Measure = {
+  group: 'object',
+  noun: 'properties',
+  text: propertiesText,
+  // one step per four keys listed
+  size(data, ctx) {
+    const n = propertyCount(data);
+    ctx.steps += n >> 2;
+    return n;
+  },
+  found: propertyCount,
+};
 
-export const minPropertiesKeyword = propCount('minProperties', '>=', (n, l) => n >= l);
-export const maxPropertiesKeyword = propCount('maxProperties', '<=', (n, l) => n <= l);
+export const minPropertiesKeyword = sizeLimit('minProperties', '>=', PROPERTIES);
+export const maxPropertiesKeyword = sizeLimit('maxProperties', '<=', PROPERTIES);
 
 export const propertyNamesKeyword: KeywordDefinition = {
   keyword: 'propertyNames',
