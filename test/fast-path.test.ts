@@ -13,11 +13,11 @@ import { DEFAULT_WORK_LIMITS, type WorkLimits } from '../src/core/schema/index.j
 import { computeHashes } from '../src/receipts/hashes.js';
 import { createAttestor, createStaticKeyRing, privateKeyPemFromSeed } from '../src/receipts/index.js';
 import { parseVerificationRequest } from '../src/core/request.js';
-import { isApiError } from '../src/errors.js';
 import { createFastPath, fingerprint, type FastPath } from '../src/service/fast-path.js';
 import { createInlineRunner } from '../src/service/inline-runner.js';
 import { createConfiguredVerifier, type VerifierConfig } from '../src/service/issuer.js';
 import { createPoolRunner, type PoolRunner } from '../src/service/pool-runner.js';
+import { isFailed, outcomeError } from '../src/service/pipeline.js';
 import { postJson, projectRoot, startApp, tempDir, tower } from './http-helpers.js';
 
 const BASE_URL = 'https://verifier.example.com';
@@ -64,12 +64,12 @@ function fastPath(verifier: VerifierConfig, over: { maxSteps?: number; maxCompil
 
 /** The signed text, or the error as the client would see it. */
 async function answer(runner: PoolRunner | ReturnType<typeof createInlineRunner>, source: string): Promise<string> {
-  try {
-    return (await runner.run(await runner.prepare(source, STAMP))).text;
-  } catch (e) {
-    if (isApiError(e)) return JSON.stringify({ code: e.code, status: e.status, message: e.message, fields: e.fields });
-    throw e;
+  const prepared = await runner.prepare(source, STAMP);
+  if (isFailed(prepared)) {
+    const e = outcomeError(prepared);
+    return JSON.stringify({ code: e.code, status: e.status, message: e.message, fields: e.fields });
   }
+  return (await runner.run(prepared)).text;
 }
 
 const schemaKey = (source: string) => computeHashes(parseVerificationRequest(source)).schema_hash;

@@ -379,7 +379,7 @@ describe('admission seam (as the x402 adapter uses it)', () => {
   };
   const calls: string[] = [];
   const allowance = { allowed: false, limit: 3, used: 3, remaining: 0, resetsAt: '2099-01-01T00:00:00Z', retryAfter: 60 };
-  const refused = { admitted: false, code: 'payment_required', message: 'pay', allowance, paymentRequired: PAYMENT_REQUIRED } as const;
+  const refused = { admitted: false, kind: 'refused', code: 'payment_required', message: 'pay', allowance, paymentRequired: PAYMENT_REQUIRED } as const;
   const policy: AdmissionPolicy = {
     probe: async () => null,
     admitBatch: async () => refused,
@@ -398,7 +398,7 @@ describe('admission seam (as the x402 adapter uses it)', () => {
         async complete(result) {
           if (payment.nonce === 'settle-fails') {
             calls.push('void');
-            return { admitted: false, code: 'settlement_failed', message: 'settlement failed', allowance, paymentRequired: PAYMENT_REQUIRED, settlement: null };
+            return { admitted: false, kind: 'refused', code: 'settlement_failed', message: 'settlement failed', allowance, paymentRequired: PAYMENT_REQUIRED, settlement: null };
           }
           calls.push('complete');
           const id = result.operation === 'verify' ? result.receipt.verificationId : null;

@@ -6,7 +6,7 @@
  * against the real app.
  */
 import { randomUUID } from 'node:crypto';
-import { ApiError, invalidRequest } from '../src/errors.js';
+import { ApiError, invalidRequest, isApiError } from '../src/errors.js';
 import { parseVerificationRequest } from '../src/core/request.js';
 import type { Json, ParsedRequest, Rule } from '../src/core/types.js';
 import { RULE_TYPES } from '../src/core/types.js';
@@ -18,7 +18,7 @@ import {
   rfc3339Seconds,
 } from '../src/receipts/index.js';
 import { finishReceipt, type IssuedReceipt, type ReceiptDraft, type UnsignedReceipt } from '../src/receipts/issue-receipt.js';
-import { createAllowancePolicy, createPipeline, type AdmissionPolicy, type Pipeline, type PreparedVerification } from '../src/service/pipeline.js';
+import { createAllowancePolicy, createPipeline, failedOf, type AdmissionPolicy, type Pipeline, type PreparedVerification } from '../src/service/pipeline.js';
 import type { AllowanceInfo, ClientContext, SignedResult, VerifierService } from '../src/service/types.js';
 import { VERSION } from '../src/version.js';
 
@@ -76,7 +76,13 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
         runner: {
           async prepare(source, stamp) {
             // The core's strict parser, as the real runner uses it (duplicate keys, __proto__ as an ordinary key).
-            const parsed = parseVerificationRequest(source);
+            let parsed: ParsedRequest;
+            try {
+              parsed = parseVerificationRequest(source);
+            } catch (e) {
+              if (isApiError(e)) return failedOf(e);
+              throw e;
+            }
             const prepared: PreparedVerification = {
               operation: 'verify',
               source,
@@ -173,10 +179,9 @@ export function createFakeService(options: { limit: number; baseUrl: string }): 
       return { allowance, receipt: allowance.allowed ? sign(unsigned) : null };
     },
     async saveReceipts() {},
-    checkScorable(agentId: string) {
-      if (agentId.length === 0 || agentId.length > 200) {
-        throw new ApiError('invalid_request', { fields: [{ field: 'agent_id', problem: 'must be 1-200 characters', fix: 'send a real id' }] });
-      }
+    unscorable(agentId: string) {
+      if (agentId.length > 0 && agentId.length <= 200) return null;
+      return new ApiError('invalid_request', { fields: [{ field: 'agent_id', problem: 'must be 1-200 characters', fix: 'send a real id' }] });
     },
 
 

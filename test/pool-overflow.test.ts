@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_WORK_LIMITS } from '../src/core/schema/index.js';
 import { createAttestor, createStaticKeyRing, privateKeyPemFromSeed } from '../src/receipts/index.js';
-import { isApiError } from '../src/errors.js';
+import { isFailed } from '../src/service/pipeline.js';
 import { createPoolRunner, type PoolRunner, type PoolRunnerOptions } from '../src/service/pool-runner.js';
 import { projectRoot, tower } from './http-helpers.js';
 
@@ -49,13 +49,10 @@ const request = (task: string, schema: unknown, output: unknown) => JSON.stringi
 
 /** The verdict, or the error code the client would see. */
 async function verdict(runner: PoolRunner, source: string): Promise<string> {
-  try {
-    const signed = await runner.run(await runner.prepare(source, stamp()));
-    return (JSON.parse(signed.text) as { result: string }).result;
-  } catch (e) {
-    if (isApiError(e)) return e.code;
-    throw e;
-  }
+  const prepared = await runner.prepare(source, stamp());
+  if (isFailed(prepared)) return prepared.code;
+  const signed = await runner.run(prepared);
+  return (JSON.parse(signed.text) as { result: string }).result;
 }
 
 describe('verification pool: when a second worker starts', () => {

@@ -5,38 +5,36 @@
  * allowance, then the signed result, durably stored). Payments are not taken
  * over A2A: where REST would ask for one, the endpoint refuses and says where to pay.
  */
-import { refusalError, type AdmitContext, type Pipeline, type Refused, type SingleSource } from '../service/pipeline.js';
+import type { ErrorBody } from '../errors.js';
+import { outcomeError, type AdmitContext, type Failed, type Pipeline, type Refused, type SingleSource } from '../service/pipeline.js';
 import type { ClientContext } from '../service/types.js';
 import { A2A_PATH } from './interface.js';
-
-export interface A2aBackend {
-  /** Admits, evaluates, signs and stores: the signed receipt text. Throws ApiError (422 before anything is taken, 429, 5xx) or A2aRefusal. */
-  verifyAndRecord(source: string, client: ClientContext): Promise<string>;
-  /** The signed trust score text. Throws ApiError or A2aRefusal. */
-  score(agentId: string, client: ClientContext): Promise<string>;
-}
 
 /** The error object of a refusal that asks for a payment (x402 codes, as in the 402 bodies of REST). */
 export type RefusalBody = { code: string; message: string; status: number } & Record<string, unknown>;
 
-/** A refusal that is not one of the service's error codes (a payment would be needed), with its error object. */
-export class A2aRefusal extends Error {
-  constructor(readonly body: RefusalBody) {
-    super(body.message);
-    this.name = 'A2aRefusal';
-  }
+/** What the backend answers: the signed text, or the error object A2A sends with its error. */
+export type A2aAnswer = { ok: true; text: string } | { ok: false; error: ErrorBody | RefusalBody };
+
+export interface A2aBackend {
+  /** Admits, evaluates, signs and stores: the signed receipt text, or the error (422 before anything is taken, 429, 5xx, a payment needed). */
+  verifyAndRecord(source: string, client: ClientContext): Promise<A2aAnswer>;
+  /** The signed trust score text, or the error. */
+  score(agentId: string, client: ClientContext): Promise<A2aAnswer>;
 }
 
-function paymentNeeded(message: string): A2aRefusal {
-  return new A2aRefusal({
-    code: 'payment_required',
-    message: `${message} Payments are taken over REST (x402 PAYMENT-SIGNATURE) or MCP, not over A2A.`,
+/** A refusal that is not one of the service's error codes (a payment would be needed over REST or MCP). */
+function paymentNeeded(refused: Refused): RefusalBody {
+  return {
+    code: refused.code,
+    message: `${refused.message} Payments are taken over REST (x402 PAYMENT-SIGNATURE) or MCP, not over A2A.`,
     status: 402,
     retryable: false,
     charged: false,
     next_actions: [{ action: 'pay_and_retry', using: 'POST /verify/schema or GET /score/{agent_id} with x402' }],
     fields: [],
-  });
+    payment_required: refused.paymentRequired,
+  };
 }
 
 export interface PipelineBackendOptions {
@@ -45,27 +43,23 @@ export interface PipelineBackendOptions {
   baseUrl: string;
 }
 
-/** A refusal of the pipeline as what A2A answers: the coded 429, or a payment that has to be made elsewhere. */
-function refusalOf(refused: Refused): Error {
-  if (refused.code === 'free_allowance_exhausted' || !refused.paymentRequired) return refusalError(refused);
-  const refusal = paymentNeeded(refused.message);
-  refusal.body.code = refused.code;
-  refusal.body.payment_required = refused.paymentRequired;
-  return refusal;
+/** An outcome without an answer as what A2A answers: the coded error (a failure, the 429), or a payment that has to be made elsewhere. */
+function errorOf(outcome: Refused | Failed): ErrorBody | RefusalBody {
+  if (outcome.kind === 'failed' || outcome.code === 'free_allowance_exhausted' || !outcome.paymentRequired) return outcomeError(outcome).toBody();
+  return paymentNeeded(outcome);
 }
 
 /** The backend on the request lifecycle every transport shares (transport `a2a`). */
 export function createPipelineBackend(options: PipelineBackendOptions): A2aBackend {
   const { pipeline } = options;
-  async function answer(source: SingleSource, client: ClientContext, description: string): Promise<string> {
+  async function answer(source: SingleSource, client: ClientContext, description: string): Promise<A2aAnswer> {
     const ctx: AdmitContext = {
       transport: 'a2a',
       client,
       resource: { url: `${options.baseUrl}${A2A_PATH}`, description, mimeType: 'application/json', transport: 'http', method: 'POST' },
     };
     const outcome = await pipeline.handle(source, ctx);
-    if (!outcome.admitted) throw refusalOf(outcome);
-    return outcome.text;
+    return outcome.kind === 'answer' ? { ok: true, text: outcome.text } : { ok: false, error: errorOf(outcome) };
   }
   return {
     verifyAndRecord: (source, client) => answer({ operation: 'verify', source }, client, 'Verify an agent output and get an Ed25519-signed receipt'),

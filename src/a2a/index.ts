@@ -20,8 +20,7 @@ import { JsonRpcTransportHandler, ServerCallContext, validateVersion, type A2ARe
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { ApiError, isApiError, type ErrorBody } from '../errors.js';
 import { parseStrictJson } from '../core/strict-json.js';
-import type { A2aBackend } from './backend.js';
-import { A2aRefusal, type RefusalBody } from './backend.js';
+import type { A2aBackend, RefusalBody } from './backend.js';
 import { dataPartSource, type DataPartSource } from './data-part.js';
 import { A2A_PATH, a2aInterfaces } from './interface.js';
 
@@ -100,7 +99,10 @@ function createRequestHandler(options: A2aRoutesOptions): A2ARequestHandler {
       // {"agent_id": "..."} alone asks for the trust score; anything else is a verification request.
       const agentId = scoreRequest(located.source);
       const client = { clientKey: state.clientKey };
-      const signedText = agentId !== null ? await backend.score(agentId, client) : await backend.verifyAndRecord(located.source, client);
+      const answer = agentId !== null ? await backend.score(agentId, client) : await backend.verifyAndRecord(located.source, client);
+      // The SDK answers a JSON-RPC error only for a thrown A2AError.
+      if (!answer.ok) throw toA2aError(state, answer.error);
+      const signedText = answer.text;
       return {
         messageId: randomUUID(),
         contextId: params.message?.contextId || randomUUID(),
@@ -113,7 +115,6 @@ function createRequestHandler(options: A2aRoutesOptions): A2ARequestHandler {
       };
     } catch (e) {
       if (isApiError(e)) throw toA2aError(state, e.toBody());
-      if (e instanceof A2aRefusal) throw toA2aError(state, e.body);
       if (e instanceof A2AError) throw e;
       // A fault of the service: the coded 500, never its details.
       throw toA2aError(state, new ApiError('internal_error').toBody());

@@ -165,7 +165,7 @@ export async function batchRoutes(app: FastifyInstance, options: BatchRoutesOpti
           },
         };
         const done = await pipeline.handle({ operation: 'batch', items, itemField }, ctx);
-        if (!done.admitted) return sendRefusalReply(reply, done, payments);
+        if (done.kind !== 'answer') return sendRefusalReply(reply, done, payments);
         const summary = JSON.stringify({ total: done.texts.length, passed: done.passed, failed: done.texts.length - done.passed });
         // Sent only now, after every receipt is committed (and, when paid, settled). The signed texts go
         // out byte for byte: each is exactly what its signature covers.

@@ -8,11 +8,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PaymentEncoding } from '../payments/transport.js';
 import {
-  refusalError,
+  outcomeError,
   type AdmitContext,
-  type Answer,
   type Completion,
+  type Failed,
   type Operation,
+  type Outcome,
   type PaidResource,
   type Pipeline,
   type Refused,
@@ -84,10 +85,13 @@ class RestAdmitContext implements AdmitContext {
 }
 
 /**
- * Answer a refusal: 202 for a settlement still pending, 402 with PAYMENT-REQUIRED and the
- * free-trial state when payments are on, else the coded error (429). Shared with the batch route.
+ * Answer a request that got no answer: a failure as its coded error (through the server's error
+ * handler, as every error reply); a refusal with 202 for a settlement still pending, 402 with
+ * PAYMENT-REQUIRED and the free-trial state when payments are on, else the coded error (429).
+ * Shared with the batch route.
  */
-export function sendRefusalReply(reply: FastifyReply, refused: Refused, payments: PaymentEncoding | null): FastifyReply {
+export function sendRefusalReply(reply: FastifyReply, refused: Refused | Failed, payments: PaymentEncoding | null): FastifyReply {
+  if (refused.kind === 'failed') return reply.send(outcomeError(refused));
   setAllowanceHeaders(reply, refused.allowance);
   const { code, paymentRequired, pending } = refused;
   if (pending && payments) {
@@ -100,7 +104,7 @@ export function sendRefusalReply(reply: FastifyReply, refused: Refused, payments
     const body = payments.paymentRequiredBody(paymentRequired, { code, message: refused.message, allowance: refused.allowance, settlement: refused.settlement });
     return reply.code(402).type(JSON_TYPE).send(JSON.stringify(body));
   }
-  throw refusalError(refused);
+  return reply.send(outcomeError(refused));
 }
 
 /** Answer a completed request: allowance headers, PAYMENT-RESPONSE of a paid one, the signed text. */
@@ -120,8 +124,8 @@ export async function verifyRoutes(app: FastifyInstance, options: VerifyRoutesOp
     return new RestAdmitContext(options.clientKey(request), payments ? payments.readPaymentSignature(header) : undefined, options.baseUrl, request, operation);
   }
 
-  const send = (reply: FastifyReply, outcome: Answer | Refused) =>
-    outcome.admitted ? sendCompletedReply(reply, outcome.completion, outcome.text, payments) : sendRefusalReply(reply, outcome, payments);
+  const send = (reply: FastifyReply, outcome: Outcome) =>
+    outcome.kind === 'answer' ? sendCompletedReply(reply, outcome.completion, outcome.text, payments) : sendRefusalReply(reply, outcome, payments);
 
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();

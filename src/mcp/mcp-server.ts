@@ -12,7 +12,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } fr
 import { ApiError, errorBody, invalidRequest, isApiError, type ErrorBody } from '../errors.js';
 import { parseStrictJson, StrictJsonError } from '../core/strict-json.js';
 import type { PaymentEncoding } from '../payments/transport.js';
-import { refusalError, type AdmitContext, type Completion, type Pipeline, type Refused } from '../service/pipeline.js';
+import { outcomeError, type AdmitContext, type Completion, type Failed, type Pipeline, type Refused } from '../service/pipeline.js';
 import type { VerificationResponse } from '../core/response.js';
 import type { Score } from '../core/types.js';
 import { TOOL_DEFINITIONS, TOOL_NAMES, type ToolName } from './tool-definitions.js';
@@ -133,7 +133,8 @@ function argumentsText(ctx: McpServerContext, requestId: string | number): strin
   return source ?? '{}';
 }
 
-function refusalResult(ctx: McpServerContext, refused: Refused): CallToolResult {
+function refusalResult(ctx: McpServerContext, refused: Refused | Failed): CallToolResult {
+  if (refused.kind === 'failed') return errorResult(outcomeError(refused).toBody());
   const { code, paymentRequired, pending } = refused;
   if (pending && ctx.payments) {
     // The outcome is unknown: retry with the same payment (never told that nothing was charged).
@@ -143,7 +144,7 @@ function refusalResult(ctx: McpServerContext, refused: Refused): CallToolResult 
     const meta = ctx.payments.mcpPaymentRequiredMeta({ code, message: refused.message, allowance: refused.allowance, settlement: refused.settlement });
     return errorResult(paymentRequired, meta);
   }
-  return errorResult(refusalError(refused).toBody());
+  return errorResult(outcomeError(refused).toBody());
 }
 
 function completionMeta(ctx: McpServerContext, completion: Completion): Record<string, unknown> | undefined {
@@ -171,7 +172,7 @@ async function runTool(ctx: McpServerContext, tool: ToolName, meta: Record<strin
       tool === 'verify_schema' ? { operation: 'verify', source } : { operation: 'score', agentId: parseRecordArgs(source) },
       admitCtx,
     );
-    if (!outcome.admitted) return refusalResult(ctx, outcome);
+    if (outcome.kind !== 'answer') return refusalResult(ctx, outcome);
     const resultMeta = completionMeta(ctx, outcome.completion);
     switch (outcome.operation) {
       case 'verify':

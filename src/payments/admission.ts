@@ -73,7 +73,7 @@ function labelled(label: string, text: string): string {
 }
 
 function pendingRefusal(pending: SettlementPending, allowance: AllowanceInfo): Refused {
-  return { admitted: false, code: 'settlement_pending', message: pending.message, allowance, pending };
+  return { admitted: false, kind: 'refused', code: 'settlement_pending', message: pending.message, allowance, pending };
 }
 
 function refusal(
@@ -83,7 +83,7 @@ function refusal(
   paymentRequired: PaymentRequired,
   settlement?: SettleResponse | null,
 ): Refused {
-  return { admitted: false, code, message, allowance, paymentRequired, ...(settlement !== undefined ? { settlement } : {}) };
+  return { admitted: false, kind: 'refused', code, message, allowance, paymentRequired, ...(settlement !== undefined ? { settlement } : {}) };
 }
 
 export function createPaymentPolicy(options: PaymentPolicyOptions): AdmissionPolicy {

@@ -12,6 +12,7 @@ import { isApiError } from '../errors.js';
 import { isAllocationFailure, isStackOverflow } from '../core/schema/exhaustion.js';
 import { createIssuer } from './issuer.js';
 import { abortedByMemory, createInlineRunner } from './inline-runner.js';
+import { isFailed } from './pipeline.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'aov-inline-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -62,16 +63,16 @@ describe('inline runner', () => {
       verifierVersion: 'test',
       maxDepth: 64,
     });
-    const err = await runner.prepare(invoice, stamp).then(
-      () => null,
-      (e: unknown) => e,
-    );
-    expect(isApiError(err) && { code: err.code, status: err.status }).toEqual({ code: 'verification_aborted', status: 503 });
+    // A coded failure, as a value: the pipeline answers it without reserving anything.
+    const prepared = await runner.prepare(invoice, stamp);
+    expect(isFailed(prepared) && prepared.code).toBe('verification_aborted');
   });
 
   it('signs a normal request', async () => {
     const runner = createInlineRunner({ verifier, attestor, verifierVersion: 'test', maxDepth: 64 });
-    const receipt = await runner.run(await runner.prepare(invoice, stamp));
+    const prepared = await runner.prepare(invoice, stamp);
+    if (isFailed(prepared)) throw new Error(`prepare failed: ${prepared.code}`);
+    const receipt = await runner.run(prepared);
     expect(receipt.verificationId).toBe(stamp.verificationId);
     expect(JSON.parse(receipt.text).verification_id).toBe(stamp.verificationId);
   });

@@ -8,13 +8,13 @@
  */
 import { parseVerificationRequest } from '../core/request.js';
 import { isAllocationFailure } from '../core/schema/exhaustion.js';
-import { ApiError } from '../errors.js';
+import { ApiError, isApiError } from '../errors.js';
 import type { Verifier } from '../core/verify.js';
 import { draftReceipt, finishReceipt, type IssuedReceipt, type ReceiptDraft, type ReceiptStamp, type UnsignedReceipt } from '../receipts/issue-receipt.js';
 import type { SigningKey } from '../receipts/key-ring.js';
 import { rfc3339Seconds } from '../receipts/time.js';
 import type { Attestor } from '../receipts/v1/attestation.js';
-import type { PreparedVerification, VerificationRunner } from './pipeline.js';
+import { failedOf, type PreparedVerification, type VerificationRunner } from './pipeline.js';
 
 export interface InlineRunnerOptions {
   verifier: Pick<Verifier, 'evaluate'>;
@@ -98,7 +98,9 @@ export function createInlineRunner(options: InlineRunnerOptions): VerificationRu
           input: options.signingInput,
         });
       } catch (e) {
-        throw abortedByMemory(e);
+        const error = abortedByMemory(e);
+        if (isApiError(error)) return failedOf(error);
+        throw error;
       }
       return book.keep(preparedOf(source, draft), draft, signer);
     },

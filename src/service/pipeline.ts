@@ -8,8 +8,8 @@
  *   body, the MCP tool arguments' own source text), validates it, compiles its
  *   schema, evaluates it and builds the response ready to be signed — where the
  *   runner runs (a verification worker, by default). Anything wrong (422,
- *   too_complex, a worker stopped at its deadline) rejects here, before anything
- *   is reserved; the verdict never depends on who pays.
+ *   too_complex, a worker stopped at its deadline) is answered here as a `Failed`
+ *   outcome, before anything is reserved; the verdict never depends on who pays.
  * - admit: the admission policy (free allowance; with payments on, the x402 policy
  *   of src/payments) answers `Admitted` or `Refused`. The free allowance admits a
  *   client this process knows to have units left at once and takes its unit in the
@@ -25,10 +25,12 @@
  *   `complete` calls `release` (allowance refunded, reservation freed): errors are
  *   never charged.
  *
- * Adapters never decide whether a request is valid or who pays for it.
+ * Every expected end is a value (`Outcome`: an answer, a refusal, or a coded failure);
+ * only a fault of the code itself rejects, and transports answer that with their
+ * generic 500. Adapters never decide whether a request is valid or who pays for it.
  */
 import type { PaymentRequired, SettleResponse } from '@x402/core/types';
-import { ApiError } from '../errors.js';
+import { ApiError, isApiError, type ErrorCode, type FieldProblem } from '../errors.js';
 import type { IssuedReceipt, UnsignedReceipt } from '../receipts/issue-receipt.js';
 import type { ReceiptRecord } from '../store/store.js';
 import { createAllowanceHints, type AllowanceHints } from './allowance-hints.js';
@@ -136,6 +138,7 @@ export interface SettlementPending {
 
 export interface Refused {
   admitted: false;
+  kind: 'refused';
   code: RefusalCode;
   message: string;
   /** The client's live allowance state (for headers, 402 bodies, MCP `_meta`). */
@@ -146,6 +149,29 @@ export interface Refused {
   settlement?: SettleResponse | null;
   /** Set with code `settlement_pending`: the outcome is unknown; retry with the same payment (REST: 202). */
   pending?: SettlementPending;
+}
+
+/**
+ * A request answered with a coded error of src/errors.ts instead of a document: not valid (422),
+ * over a work limit (too_complex), stopped at a worker's limit (verification_aborted), or a store or
+ * facilitator not reachable (503 unavailable). Nothing was reserved, or what was is released: nothing
+ * is charged. Transports render it as the error body of docs/protocol.md#errors.
+ */
+export interface Failed {
+  admitted: false;
+  kind: 'failed';
+  code: ErrorCode;
+  message: string;
+  fields: FieldProblem[];
+  /** Seconds after which a retry is worth it (the Retry-After of a retryable code). */
+  retryAfter?: number;
+}
+
+/** A coded error as the value a lifecycle step resolves with. */
+export function failedOf(error: ApiError): Failed {
+  const failed: Failed = { admitted: false, kind: 'failed', code: error.code, message: error.message, fields: error.fields };
+  if (error.retryAfter !== undefined) failed.retryAfter = error.retryAfter;
+  return failed;
 }
 
 /** What a successful completion hands back to the transport. */
@@ -226,9 +252,10 @@ export interface AdmissionPolicy {
 export interface VerificationRunner {
   /**
    * Parse strictly, validate, compile the schema, evaluate, and build the response for
-   * this id and time, ready to be signed. Rejects with ApiError (422, too_complex, verification_aborted).
+   * this id and time, ready to be signed; or the coded failure (422, too_complex, verification_aborted,
+   * unavailable when too many wait). Rejects only on a fault of the runner itself.
    */
-  prepare(source: string | Uint8Array, stamp: { verificationId: string; verifiedAt: Date }): Promise<PreparedVerification>;
+  prepare(source: string | Uint8Array, stamp: { verificationId: string; verifiedAt: Date }): Promise<PreparedVerification | Failed>;
   /** Sign the prepared response (after admission). */
   run(prepared: PreparedVerification): Promise<IssuedReceipt>;
   /** The prepared response and the key it is for, unsigned, for an admission that has it signed where it is stored. */
@@ -249,29 +276,37 @@ export interface PipelineDeps {
 /** What the pipeline answers a request with; `text` is the signed document to send, byte for byte as stored. */
 export type Answer =
   /** A verification that ran now: its receipt. */
-  | { admitted: true; operation: 'verify'; text: string; receipt: IssuedReceipt; completion: Completion }
+  | { admitted: true; kind: 'answer'; operation: 'verify'; text: string; receipt: IssuedReceipt; completion: Completion }
   /** A trust score signed now. */
-  | { admitted: true; operation: 'score'; text: string; score: SignedResult; completion: Completion }
+  | { admitted: true; kind: 'answer'; operation: 'score'; text: string; score: SignedResult; completion: Completion }
   /** The document (`of` a verification or a score) this payment had already bought: nothing ran or was charged again. */
-  | { admitted: true; operation: 'stored'; of: Operation; text: string; completion: Completion };
+  | { admitted: true; kind: 'answer'; operation: 'stored'; of: Operation; text: string; completion: Completion };
 
 /** A batch's answer: the signed receipt texts in item order, exactly as stored, and how many passed. */
 export interface BatchAnswer {
   admitted: true;
+  kind: 'answer';
   operation: 'batch';
   texts: string[];
   passed: number;
   completion: Completion;
 }
 
+/** How a request ended, switched on by `kind`: the signed answer, a refusal of its admission, or a coded failure. */
+export type Outcome = Answer | Refused | Failed;
+
+/** How a batch ended: every item's receipt, or one refusal or failure for the whole batch. */
+export type BatchOutcome = BatchAnswer | Refused | Failed;
+
 export interface Pipeline {
   /**
-   * The whole lifecycle of one request: an answer, or a refusal (allowance spent, payment needed or
-   * failed, settlement pending). Rejects with ApiError when the request is invalid (nothing reserved)
-   * and with the failure of the work or the store (the admission released: nothing charged).
+   * The whole lifecycle of one request: an answer; a refusal (allowance spent, payment needed or
+   * failed, settlement pending); or a coded failure (the request is not valid, over a work limit,
+   * stopped, or the store is unavailable: nothing reserved, or the admission released, so nothing
+   * charged). Rejects only on a fault of the code itself (the admission released as well).
    */
-  handle(source: SingleSource, context: AdmitContext): Promise<Answer | Refused>;
-  handle(source: BatchSource, context: AdmitContext): Promise<BatchAnswer | Refused>;
+  handle(source: SingleSource, context: AdmitContext): Promise<Outcome>;
+  handle(source: BatchSource, context: AdmitContext): Promise<BatchOutcome>;
   /** The allowance state (for headers on answers that took no unit). */
   peekAllowance(client: ClientContext): Promise<AllowanceInfo>;
   readonly service: VerifierService;
@@ -293,6 +328,16 @@ export function receiptRecord(receipt: IssuedReceipt): ReceiptRecord {
 
 function isRefused<T extends object>(outcome: T | Refused): outcome is Refused {
   return (outcome as { admitted?: unknown }).admitted === false;
+}
+
+/** A refusal or a failure: the end of a request that is not an answer. */
+function isEnd<T extends object>(outcome: T | Refused | Failed): outcome is Refused | Failed {
+  return (outcome as { admitted?: unknown }).admitted === false;
+}
+
+/** Whether a step's value is a coded failure rather than what the step makes. */
+export function isFailed<T extends object>(outcome: T | Failed): outcome is Failed {
+  return (outcome as { kind?: unknown }).kind === 'failed';
 }
 
 /** The first rejection of settled promises, in order, or every value. */
@@ -320,13 +365,20 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const prepareVerification = (source: string | Uint8Array) =>
     runner.prepare(source, { verificationId: deps.newId(), verifiedAt: new Date(Math.floor(deps.clock().getTime() / 1000) * 1000) });
 
-  /** record → complete; release when record fails (an error is never charged: the unit or the reservation goes back). */
-  async function conclude<P, R extends object>(prepared: P, admission: Admitted<P, R>): Promise<{ result: R; completion: Completion } | Refused> {
+  /**
+   * record → complete; release when record fails (an error is never charged: the unit or the reservation
+   * goes back). A coded error of the work or the store (store unavailable, …) ends as a `Failed`.
+   */
+  async function conclude<P, R extends object>(
+    prepared: P,
+    admission: Admitted<P, R>,
+  ): Promise<{ result: R; completion: Completion } | Refused | Failed> {
     let result: R | Refused;
     try {
       result = await admission.record(prepared, signer);
     } catch (err) {
-      await admission.release(err instanceof ApiError ? err.code : 'work_failed').catch(() => undefined);
+      await admission.release(isApiError(err) ? err.code : 'work_failed').catch(() => undefined);
+      if (isApiError(err)) return failedOf(err);
       throw err;
     }
     if (isRefused(result)) return result;
@@ -335,79 +387,98 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     return { result, completion };
   }
 
-  async function handleOne(prepared: Prepared, context: AdmitContext): Promise<Answer | Refused> {
+  async function handleOne(prepared: Prepared, context: AdmitContext): Promise<Outcome> {
     const admission = await policy.admit(prepared, context);
     if (!admission.admitted) return admission;
     const done = await conclude(prepared, admission);
-    if (isRefused(done)) return done;
+    if (isEnd(done)) return done;
     const { result, completion } = done;
     switch (result.operation) {
       case 'verify':
         deps.onVerified?.({ transport: context.transport, result: result.receipt.result, paid: admission.paid });
-        return { admitted: true, operation: 'verify', text: result.receipt.text, receipt: result.receipt, completion };
+        return { admitted: true, kind: 'answer', operation: 'verify', text: result.receipt.text, receipt: result.receipt, completion };
       case 'score':
-        return { admitted: true, operation: 'score', text: result.signed.text, score: result.signed, completion };
+        return { admitted: true, kind: 'answer', operation: 'score', text: result.signed.text, score: result.signed, completion };
       case 'stored':
-        return { admitted: true, operation: 'stored', of: result.prepared, text: result.text, completion };
+        return { admitted: true, kind: 'answer', operation: 'stored', of: result.prepared, text: result.text, completion };
     }
   }
 
-  async function handleBatch(source: BatchSource, context: AdmitContext): Promise<BatchAnswer | Refused> {
+  async function handleBatch(source: BatchSource, context: AdmitContext): Promise<BatchOutcome> {
     // Every item is prepared (validated, verified, drafted) before anything is reserved. Items run in
-    // parallel on the verification workers; the error reported is the first item's, as in order.
+    // parallel on the verification workers; the failure reported is the first item's, as in order.
     const settled = await Promise.allSettled(source.items.map((text) => prepareVerification(text)));
-    const prepared = allOrFirstFailure(
-      settled.map((outcome, i): PromiseSettledResult<PreparedVerification> => {
-        if (outcome.status === 'fulfilled' || !(outcome.reason instanceof ApiError)) return outcome;
-        const e = outcome.reason;
-        const reason = new ApiError(e.code, {
-          message: `Item ${i} of the batch is not valid: ${e.message}`,
-          fields: e.fields.map((f) => ({ ...f, field: source.itemField(i, f.field) })),
-          retryAfter: e.retryAfter,
-        });
-        return { status: 'rejected', reason };
-      }),
-    );
+    const prepared: PreparedVerification[] = [];
+    for (const [i, item] of settled.entries()) {
+      if (item.status === 'rejected') throw item.reason;
+      if (!isFailed(item.value)) {
+        prepared.push(item.value);
+        continue;
+      }
+      const failed = item.value;
+      return {
+        ...failed,
+        message: `Item ${i} of the batch is not valid: ${failed.message}`,
+        fields: failed.fields.map((f) => ({ ...f, field: source.itemField(i, f.field) })),
+      };
+    }
     // All or nothing: N allowance units in one statement, or one payment of N × the price.
     const admission = await policy.admitBatch(prepared, context);
     if (!admission.admitted) return admission;
     const done = await conclude(prepared, admission);
-    if (isRefused(done)) return done;
+    if (isEnd(done)) return done;
     const { result, completion } = done;
     if (result.operation === 'stored') {
       const passed = result.texts.filter((t) => (JSON.parse(t) as { result?: unknown }).result === 'pass').length;
-      return { admitted: true, operation: 'batch', texts: result.texts, passed, completion };
+      return { admitted: true, kind: 'answer', operation: 'batch', texts: result.texts, passed, completion };
     }
     let passed = 0;
     for (const r of result.receipts) {
       if (r.result === 'pass') passed++;
       deps.onVerified?.({ transport: context.transport, result: r.result, paid: admission.paid });
     }
-    return { admitted: true, operation: 'batch', texts: result.receipts.map((r) => r.text), passed, completion };
+    return { admitted: true, kind: 'answer', operation: 'batch', texts: result.receipts.map((r) => r.text), passed, completion };
   }
 
-  function handle(source: SingleSource, context: AdmitContext): Promise<Answer | Refused>;
-  function handle(source: BatchSource, context: AdmitContext): Promise<BatchAnswer | Refused>;
-  async function handle(source: RequestSource, context: AdmitContext): Promise<Answer | BatchAnswer | Refused> {
+  async function lifecycle(source: RequestSource, context: AdmitContext): Promise<Outcome | BatchOutcome> {
     switch (source.operation) {
-      case 'verify':
+      case 'verify': {
         // Validation and compilation first: an invalid request is a 422 before anything is reserved.
-        return handleOne(await prepareVerification(source.source), context);
-      case 'score':
+        const prepared = await prepareVerification(source.source);
+        return isFailed(prepared) ? prepared : handleOne(prepared, context);
+      }
+      case 'score': {
         // Validates the agent id (422) and refuses example agents; nothing is reserved.
-        service.checkScorable(source.agentId);
+        const unscorable = service.unscorable(source.agentId);
+        if (unscorable) return failedOf(unscorable);
         return handleOne({ operation: 'score', agentId: source.agentId, bodyBytes: 0 }, context);
+      }
       case 'batch':
         return handleBatch(source, context);
       case 'probe': {
         // With payments on, a request without a body is the x402 discovery probe.
         const refused = await policy.probe(context);
         if (refused) return refused;
-        throw new ApiError('invalid_request', {
-          message: 'The request body is empty.',
-          fields: [{ field: 'body', problem: 'empty', fix: 'send a JSON verification request (see /openapi.json)' }],
-        });
+        return failedOf(
+          new ApiError('invalid_request', {
+            message: 'The request body is empty.',
+            fields: [{ field: 'body', problem: 'empty', fix: 'send a JSON verification request (see /openapi.json)' }],
+          }),
+        );
       }
+    }
+  }
+
+  function handle(source: SingleSource, context: AdmitContext): Promise<Outcome>;
+  function handle(source: BatchSource, context: AdmitContext): Promise<BatchOutcome>;
+  async function handle(source: RequestSource, context: AdmitContext): Promise<Outcome | BatchOutcome> {
+    try {
+      return await lifecycle(source, context);
+    } catch (err) {
+      // A coded error from a port (the store's guard answers `unavailable`, the payment gate an unreachable
+      // facilitator) before anything was reserved, or after the admission was released: a failure like any other.
+      if (isApiError(err)) return failedOf(err);
+      throw err;
     }
   }
 
@@ -460,6 +531,7 @@ export async function takeBatchAllowance(service: VerifierService, client: Clien
   if (!allowance.allowed) {
     return {
       admitted: false,
+      kind: 'refused',
       code: 'free_allowance_exhausted',
       message: `This batch needs ${units} verifications of the free daily allowance and ${allowance.remaining} of ${allowance.limit} remain; it resets at ${allowance.resetsAt}. Nothing was taken.`,
       allowance,
@@ -501,6 +573,7 @@ export async function takeAllowance(
 function allowanceExhausted(allowance: AllowanceInfo): Refused {
   return {
     admitted: false,
+    kind: 'refused',
     code: 'free_allowance_exhausted',
     message: `The free daily allowance of ${allowance.limit} verifications for this client is used up; it resets at ${allowance.resetsAt}.`,
     allowance,
@@ -558,7 +631,11 @@ function freeAdmission(service: VerifierService, client: ClientContext, allowanc
   };
 }
 
-/** The coded error of a refusal that carries no PaymentRequired (payments off). */
-export function refusalError(refused: Refused): ApiError {
-  return new ApiError('free_allowance_exhausted', { message: refused.message, retryAfter: refused.allowance.retryAfter });
+/**
+ * The coded error a transport answers with for an outcome that is not an answer and asks for no
+ * payment: a failure as it is, or the free allowance spent with payments off (429, retry at the reset).
+ */
+export function outcomeError(outcome: Refused | Failed): ApiError {
+  if (outcome.kind === 'failed') return new ApiError(outcome.code, { message: outcome.message, fields: outcome.fields, retryAfter: outcome.retryAfter });
+  return new ApiError('free_allowance_exhausted', { message: outcome.message, retryAfter: outcome.allowance.retryAfter });
 }

@@ -11,11 +11,11 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { ApiError } from '../errors.js';
+import { ApiError, isApiError } from '../errors.js';
 import type { Attestor } from '../receipts/v1/attestation.js';
 import { createDraftBook, preparedOf, stampText } from './inline-runner.js';
 import type { FastPath, FastPathStats } from './fast-path.js';
-import type { VerificationRunner } from './pipeline.js';
+import { failedOf, isFailed, type Failed, type VerificationRunner } from './pipeline.js';
 import { createTaskSlots, type VerifyTask, type VerifyTaskReply, type VerifyWorkerData } from './verify-task.js';
 
 export interface PoolRunnerOptions {
@@ -186,7 +186,8 @@ export function createPoolRunner(options: PoolRunnerOptions): PoolRunner {
     });
   }
 
-  async function call(task: VerifyTask): Promise<VerifyTaskReply & { ok: true }> {
+  /** The worker's reply, or the request's coded failure: stopped at a limit, refused by a full queue, or the worker's own. */
+  async function call(task: VerifyTask): Promise<(VerifyTaskReply & { ok: true }) | Failed> {
     let reply: VerifyTaskReply;
     // Tokens stay positive 31-bit integers (0 marks an idle slot).
     lastToken = lastToken >= 0x7fffffff ? 1 : lastToken + 1;
@@ -196,21 +197,27 @@ export function createPoolRunner(options: PoolRunnerOptions): PoolRunner {
     } catch (e) {
       if (deadlined.has(token)) {
         counts.deadline++;
-        throw new ApiError('verification_aborted', {
-          message: `The verification was stopped after ${options.deadlineMs} ms, the time limit of one request. Nothing was charged. Make the schema or the output smaller.`,
-        });
+        return failedOf(
+          new ApiError('verification_aborted', {
+            message: `The verification was stopped after ${options.deadlineMs} ms, the time limit of one request. Nothing was charged. Make the schema or the output smaller.`,
+          }),
+        );
       }
       if (isOutOfMemory(e)) {
         counts.memory++;
-        throw new ApiError('verification_aborted', {
-          message: `The verification was stopped at the memory limit of one request (${options.heapMb} MiB). Nothing was charged. Make the schema or the output smaller.`,
-        });
+        return failedOf(
+          new ApiError('verification_aborted', {
+            message: `The verification was stopped at the memory limit of one request (${options.heapMb} MiB). Nothing was charged. Make the schema or the output smaller.`,
+          }),
+        );
       }
+      // A full queue, or a task still waiting when the runner closes.
+      if (isApiError(e)) return failedOf(e);
       throw e;
     } finally {
       deadlined.delete(token);
     }
-    if (!reply.ok) throw new ApiError(reply.error.code, { message: reply.error.message, fields: reply.error.fields, retryAfter: reply.error.retryAfter });
+    if (!reply.ok) return failedOf(new ApiError(reply.error.code, { message: reply.error.message, fields: reply.error.fields, retryAfter: reply.error.retryAfter }));
     return reply;
   }
 
@@ -228,6 +235,7 @@ export function createPoolRunner(options: PoolRunnerOptions): PoolRunner {
         if (draft !== null) return book.keep(preparedOf(source, draft), draft, signer);
       }
       const reply = await call({ kind: 'draft', source, ...text, keyVersion: signer.keyVersion, facts: small });
+      if (isFailed(reply)) return reply;
       poolRuns++;
       if (small && reply.schema !== undefined) fast.learn(source, reply.schema);
       return book.keep(preparedOf(source, reply.draft), reply.draft, signer);

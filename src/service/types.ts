@@ -6,6 +6,7 @@
  */
 import type { AllowanceState, ReceiptRecord, ReputationPage } from '../store/store.js';
 import type { IssuedReceipt, UnsignedReceipt } from '../receipts/issue-receipt.js';
+import type { ApiError } from '../errors.js';
 
 /** Who is calling, as far as the free allowance is concerned. */
 export interface ClientContext {
@@ -51,9 +52,12 @@ export interface VerifierService {
   consumeAllowanceAndSave(client: ClientContext, unsigned: UnsignedReceipt): Promise<{ allowance: AllowanceInfo; receipt: IssuedReceipt | null }>;
   /** Durably store a batch's receipts in one transaction: all or none. */
   saveReceipts(records: readonly ReceiptRecord[]): Promise<void>;
-  /** Throws ApiError(invalid_request) unless the agent id is valid and scorable (not a `test-` example). */
-  checkScorable(agentId: string): void;
-  /** The signed trust score of an agent (trust-score attestation context). */
+  /** Why an agent id is not scored (invalid_request: not a valid id, or a `test-` example), or null when it is. */
+  unscorable(agentId: string): ApiError | null;
+  /**
+   * The signed trust score of an agent (trust-score attestation context), for an id `unscorable` accepts:
+   * asked for another, it rejects with that error (the caller skipped the check).
+   */
   score(agentId: string): Promise<SignedResult>;
   reputation(agentId: string, page: { limit: number; cursor?: string | null }): Promise<ReputationPage>;
   /** The stored receipt text, or null. */

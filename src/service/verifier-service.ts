@@ -60,9 +60,9 @@ function signingKeyOf(unsigned: UnsignedReceipt): KeyObject | undefined {
   return keyObjectOf(unsigned.signer);
 }
 
-function checkAgentId(agentId: string): void {
+function agentIdError(agentId: string): ApiError | null {
   const problem = identifierProblem('agent_id', agentId);
-  if (problem) throw invalidRequest([problem]);
+  return problem ? invalidRequest([problem]) : null;
 }
 
 export function createVerifierService(deps: VerifierServiceDeps): VerifierService {
@@ -92,14 +92,14 @@ export function createVerifierService(deps: VerifierServiceDeps): VerifierServic
     };
   }
 
-  function checkScorable(agentId: string): void {
-    checkAgentId(agentId);
-    if (deps.isTestAgent(agentId)) {
-      throw new ApiError('invalid_request', {
-        message: "Agent ids starting with 'test-' are examples: they are recorded but never scored.",
-        fields: [{ field: 'agent_id', problem: "starts with 'test-' (example agents are never scored)", fix: 'ask for the score of a real agent id' }],
-      });
-    }
+  function unscorable(agentId: string): ApiError | null {
+    const invalid = agentIdError(agentId);
+    if (invalid) return invalid;
+    if (!deps.isTestAgent(agentId)) return null;
+    return new ApiError('invalid_request', {
+      message: "Agent ids starting with 'test-' are examples: they are recorded but never scored.",
+      fields: [{ field: 'agent_id', problem: "starts with 'test-' (example agents are never scored)", fix: 'ask for the score of a real agent id' }],
+    });
   }
 
   return {
@@ -160,10 +160,11 @@ export function createVerifierService(deps: VerifierServiceDeps): VerifierServic
       return store.saveReceipts(records);
     },
 
-    checkScorable,
+    unscorable,
 
     async score(agentId: string): Promise<SignedResult> {
-      checkScorable(agentId);
+      const refused = unscorable(agentId);
+      if (refused) throw refused;
       // Whole seconds, like verified_at, so the score's as_of and the attestation agree.
       const now = new Date(Math.floor(deps.clock().getTime() / 1000) * 1000);
       const checkpoint = deps.checkpoint ? await deps.checkpoint() : null;
@@ -182,7 +183,8 @@ export function createVerifierService(deps: VerifierServiceDeps): VerifierServic
     },
 
     async reputation(agentId: string, page: { limit: number; cursor?: string | null }): Promise<ReputationPage> {
-      checkAgentId(agentId);
+      const invalid = agentIdError(agentId);
+      if (invalid) throw invalid;
       const limit = Math.max(1, Math.min(deps.listCap, Math.floor(page.limit)));
       // Named before reading: the checkpoint covers every receipt stored before this request.
       const checkpoint = deps.checkpoint ? await deps.checkpoint() : null;
