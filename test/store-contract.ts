@@ -359,18 +359,23 @@ function receiptContract(ctx: PortContext<ReceiptStore & Pick<AllowanceStore, 'c
         const { receipt: text, ...facts } = receipt(agentId, at, 'pass');
         return { ...facts, unsignedText: text.slice(0, -1) + ',"note":"Grüße 🚀","n":1e-7}' };
       };
-      /** The signature is over the signing input of the text, and the stored text is the signed one, byte for byte. */
-      const expectSigned = async (u: ReturnType<typeof unsigned>, signature: string, key: KeyObject = publicKey) => {
+      /**
+       * The answered text is the stored one, byte for byte, and the signed response of the unsigned text:
+       * its signature is over the signing input of that text.
+       */
+      const expectSigned = async (u: ReturnType<typeof unsigned>, text: string, key: KeyObject = publicKey) => {
+        const signature = (JSON.parse(text) as { attestation: { signature: string } }).attestation.signature;
         const input = signingInputOfText(u.unsignedText, 'verify', u.keyVersion, u.verifiedAt);
         expect(verify(null, Buffer.from(input, 'utf8'), key, Buffer.from(signature, 'base64'))).toBe(true);
-        expect(await store.getReceipt(u.verificationId)).toBe(signedResponseText(u.unsignedText, u.keyVersion, u.verifiedAt, signature));
+        expect(text).toBe(signedResponseText(u.unsignedText, u.keyVersion, u.verifiedAt, signature));
+        expect(await store.getReceipt(u.verificationId)).toBe(text);
       };
 
-      it('stores the signed text and answers its signature; a signing input given with the draft gives the same bytes', async () => {
+      it('stores the signed text and answers it as stored; a signing input given with the draft gives the same bytes', async () => {
         const agent = uniq('signed-agent');
         const u = unsigned(agent, '2026-03-01T14:00:00Z');
-        const signature = await store.signAndSaveReceipt(u, privateKey);
-        await expectSigned(u, signature);
+        const text = await store.signAndSaveReceipt(u, privateKey);
+        await expectSigned(u, text);
         const v = unsigned(agent, '2026-03-01T14:00:01Z');
         const input = signingInputOfText(v.unsignedText, 'verify', v.keyVersion, v.verifiedAt);
         await expectSigned(v, await store.signAndSaveReceipt({ ...v, input }, privateKey));
@@ -378,26 +383,26 @@ function receiptContract(ctx: PortContext<ReceiptStore & Pick<AllowanceStore, 'c
         expect(queued.has(u.verificationId) && queued.has(v.verificationId)).toBe(true);
         // Ed25519 is deterministic: the same receipt signed again has the same signature (the duplicate id is refused).
         await expect(store.signAndSaveReceipt(u, privateKey)).rejects.toThrow();
-        expect(await store.getReceipt(u.verificationId)).toBe(signedResponseText(u.unsignedText, u.keyVersion, u.verifiedAt, signature));
+        expect(await store.getReceipt(u.verificationId)).toBe(text);
       });
 
-      it('with its unit: signed and stored while units are left, nothing stored and no signature once they are gone', async () => {
+      it('with its unit: signed and stored while units are left, nothing stored and no receipt answered once they are gone', async () => {
         const client = uniq('signed-client');
         const agent = uniq('signed-unit-agent');
         const drafts = [0, 1, 2].map((i) => unsigned(agent, `2026-03-01T15:00:0${i}Z`));
         const states = [];
         for (const d of drafts) states.push(await store.consumeAllowanceAndSignAndSaveReceipt(client, day, 2, d, privateKey));
-        expect(states.map((st) => [st.allowed, st.used, st.signature === null])).toEqual([
+        expect(states.map((st) => [st.allowed, st.used, st.receipt === null])).toEqual([
           [true, 1, false],
           [true, 2, false],
           [false, 2, true],
         ]);
-        await expectSigned(drafts[0]!, states[0]!.signature!);
-        await expectSigned(drafts[1]!, states[1]!.signature!);
+        await expectSigned(drafts[0]!, states[0]!.receipt!);
+        await expectSigned(drafts[1]!, states[1]!.receipt!);
         expect(await store.getReceipt(drafts[2]!.verificationId)).toBeNull();
         // A limit of 0 grants nothing, stores nothing and records nothing.
         const zero = unsigned(agent, '2026-03-01T15:00:09Z');
-        expect(await store.consumeAllowanceAndSignAndSaveReceipt(uniq('signed-zero'), day, 0, zero, privateKey)).toEqual({ allowed: false, limit: 0, used: 0, remaining: 0, signature: null });
+        expect(await store.consumeAllowanceAndSignAndSaveReceipt(uniq('signed-zero'), day, 0, zero, privateKey)).toEqual({ allowed: false, limit: 0, used: 0, remaining: 0, receipt: null });
         expect(await store.getReceipt(zero.verificationId)).toBeNull();
       });
 

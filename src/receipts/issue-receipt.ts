@@ -142,7 +142,8 @@ function draftInput(draft: ReceiptDraft): string {
  */
 export function finishReceipt(draft: ReceiptDraft, signer: SigningKey): IssuedReceipt {
   checkDraftKey(draft, signer);
-  return sealReceipt(draft, signer.sign(Buffer.from(draftInput(draft), 'utf8')).toString('base64'));
+  const signature = signer.sign(Buffer.from(draftInput(draft), 'utf8')).toString('base64');
+  return storedReceipt(draft, signedResponseText(draft.unsignedText, draft.keyVersion, draft.verifiedAt, signature));
 }
 
 /** A draft is signed only by the key it was drafted for (its signing input names that key). */
@@ -151,12 +152,11 @@ export function checkDraftKey(draft: ReceiptDraft, signer: SigningKey): void {
 }
 
 /**
- * The receipt of a draft signed elsewhere (the SQLite writer thread signs the receipts it stores):
- * `signature` is the standard base64 Ed25519 signature of draftInput(draft) with the draft's key. The text
- * is made by the same signedResponseText that made the stored one, so both are the same bytes.
+ * The receipt of a draft signed where it was stored (a store's signAndSaveReceipt): `text` is the signed
+ * text exactly as the store stored it, so the bytes sent are the stored ones and no second copy is built.
  */
-export function sealReceipt(draft: ReceiptDraft, signature: string): IssuedReceipt {
-  return new SignedReceipt(draft, signedResponseText(draft.unsignedText, draft.keyVersion, draft.verifiedAt, signature));
+export function storedReceipt(facts: ReceiptFacts, text: string): IssuedReceipt {
+  return new SignedReceipt(facts, text);
 }
 
 /** A draft and the key it was drafted for: everything a receipt needs but its signature. */

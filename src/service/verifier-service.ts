@@ -7,7 +7,7 @@
 import { ApiError, invalidRequest } from '../errors.js';
 import { identifierProblem } from '../core/request.js';
 import type { KeyObject } from 'node:crypto';
-import { checkDraftKey, finishReceipt, sealReceipt, type UnsignedReceipt } from '../receipts/issue-receipt.js';
+import { checkDraftKey, finishReceipt, storedReceipt, type UnsignedReceipt } from '../receipts/issue-receipt.js';
 import { keyObjectOf } from '../receipts/key-ring.js';
 import { rfc3339Seconds } from '../receipts/time.js';
 import type { CheckpointRef } from '../log/index.js';
@@ -139,7 +139,7 @@ export function createVerifierService(deps: VerifierServiceDeps): VerifierServic
         await store.saveReceipt(receiptRecord(receipt));
         return receipt;
       }
-      return sealReceipt(unsigned.draft, await store.signAndSaveReceipt(unsigned.draft, key));
+      return storedReceipt(unsigned.draft, await store.signAndSaveReceipt(unsigned.draft, key));
     },
 
     async consumeAllowanceAndSave(client: ClientContext, unsigned: UnsignedReceipt) {
@@ -152,7 +152,7 @@ export function createVerifierService(deps: VerifierServiceDeps): VerifierServic
         return { allowance: info(state, now), receipt: state.allowed ? receipt : null };
       }
       const state = await store.consumeAllowanceAndSignAndSaveReceipt(client.clientKey, day, deps.freeAllowance, unsigned.draft, key);
-      return { allowance: info(state, now), receipt: state.signature !== null ? sealReceipt(unsigned.draft, state.signature) : null };
+      return { allowance: info(state, now), receipt: state.receipt !== null ? storedReceipt(unsigned.draft, state.receipt) : null };
     },
 
     saveReceipts(records) {

@@ -8,21 +8,18 @@ import type { KeyObject } from 'node:crypto';
 import { signVerifyText } from '../receipts/v1/sign-text.js';
 import type { ReceiptRecord, ReceiptStore, UnsignedReceiptRecord } from './store.js';
 
-/** The record of a receipt signed here, and its signature. */
-function signRecord(record: UnsignedReceiptRecord, key: KeyObject): { record: ReceiptRecord; signature: string } {
-  const { signature, text } = signVerifyText(record.unsignedText, record.keyVersion, record.verifiedAt, key, record.input);
+/** The record of a receipt signed here: its `receipt` is the signed text, built once and stored and answered as is. */
+function signRecord(record: UnsignedReceiptRecord, key: KeyObject): ReceiptRecord {
+  const { text } = signVerifyText(record.unsignedText, record.keyVersion, record.verifiedAt, key, record.input);
   return {
-    record: {
-      verificationId: record.verificationId,
-      agentId: record.agentId,
-      taskId: record.taskId,
-      result: record.result,
-      overallRatio: record.overallRatio,
-      verifiedAt: record.verifiedAt,
-      keyVersion: record.keyVersion,
-      receipt: text,
-    },
-    signature,
+    verificationId: record.verificationId,
+    agentId: record.agentId,
+    taskId: record.taskId,
+    result: record.result,
+    overallRatio: record.overallRatio,
+    verifiedAt: record.verifiedAt,
+    keyVersion: record.keyVersion,
+    receipt: text,
   };
 }
 
@@ -36,13 +33,13 @@ export function signingHere(
   return {
     async signAndSaveReceipt(record, key) {
       const signed = signRecord(record, key);
-      await of().saveReceipt(signed.record);
-      return signed.signature;
+      await of().saveReceipt(signed);
+      return signed.receipt;
     },
     async consumeAllowanceAndSignAndSaveReceipt(clientKey, day, limit, record, key) {
       const signed = signRecord(record, key);
-      const state = await of().consumeAllowanceAndSaveReceipt(clientKey, day, limit, signed.record);
-      return { ...state, signature: state.allowed ? signed.signature : null };
+      const state = await of().consumeAllowanceAndSaveReceipt(clientKey, day, limit, signed);
+      return { ...state, receipt: state.allowed ? signed.receipt : null };
     },
   };
 }

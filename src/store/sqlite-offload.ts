@@ -9,8 +9,9 @@
  * so durability and the exact counter are unchanged. Reads and the rarer writes
  * (payments) stay on the main connection; WAL lets both see each other's commits.
  * The worker also signs the receipts given to it unsigned (signAndSaveReceipt), before
- * the transaction that stores them: the HTTP thread sends the message anyway, so the
- * signature leaves that thread without a hand-over of its own. The threads are the
+ * the transaction that stores them, and answers with the signed text it stored: the HTTP
+ * thread sends the message anyway, so the signature costs it no hand-over of its own,
+ * and it sends those bytes as they are. The threads are the
  * modules sqlite-writer-worker.ts and sqlite-checkpointer-worker.ts; what crosses
  * between them and this thread is typed in sqlite-worker-protocol.ts.
  */
@@ -297,9 +298,9 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
     async consumeAllowanceAndSignAndSaveReceipt(clientKey, day, limit, record, key) {
       assertDay(day);
       assertLimit(limit);
-      if (limit === 0) return { ...(await base.peekAllowance(clientKey, day, limit)), signature: null };
+      if (limit === 0) return { ...(await base.peekAllowance(clientKey, day, limit)), receipt: null };
       const r = await consumeSave({ op: 'consumeSave', clientKey, day, limit, ...signedSave(record, key) });
-      return { ...allowanceState(r.allowed, limit, r.used), signature: r.allowed ? (r.signature as string) : null };
+      return { ...allowanceState(r.allowed, limit, r.used), receipt: r.allowed ? (r.receipt as string) : null };
     },
 
     async takeAllowance(clientKey: string, day: string, limit: number, units: number): Promise<AllowanceState> {

@@ -148,11 +148,11 @@ export interface SignRequest {
   unsignedText: string;
 }
 
-/** An allowance answer from the writer; `signature` when the receipt stored with the unit was signed there. */
+/** An allowance answer from the writer; `receipt`, the signed text as stored, when the receipt stored with the unit was signed there. */
 export interface AllowanceReply {
   allowed: boolean;
   used: number;
-  signature?: string;
+  receipt?: string;
 }
 
 /** One operation for the writer, as the main thread issues it (the id is added when it is queued). */

@@ -162,8 +162,8 @@ const signingKeys = new Map<number, KeyObject>();
 
 /**
  * Signs a save's receipt before the batch's transaction (the write lock is not held for it) and puts its
- * signed text in the row; returns the signature. The first op for a key carries the key; the ones after
- * it name it by its id.
+ * signed text in the row; returns that text, which is answered as is (the main thread builds no copy).
+ * The first op for a key carries the key; the ones after it name it by its id.
  */
 function signOp(op: Extract<WriterOp, { op: 'save' | 'consumeSave' }>): string | undefined {
   const s = op.sign;
@@ -173,11 +173,11 @@ function signOp(op: Extract<WriterOp, { op: 'save' | 'consumeSave' }>): string |
   if (!key) throw new Error('no signing key ' + s.keyId + ' on the writer');
   const signed = signVerifyText(s.unsignedText, op.args[KEY_VERSION] as string, op.args[VERIFIED_AT] as string, key);
   op.args[RECEIPT] = signed.text;
-  return signed.signature;
+  return signed.text;
 }
 
-/** Runs one operation; `signature` is the one signOp made for its receipt. */
-function run(op: WriterOp, signature: string | undefined): unknown {
+/** Runs one operation; `signed` is the receipt text signOp made for it. */
+function run(op: WriterOp, signed: string | undefined): unknown {
   switch (op.op) {
     case 'consume': {
       const row = consume.get(op.clientKey, op.day, op.limit) as { used: number } | undefined;
@@ -197,10 +197,10 @@ function run(op: WriterOp, signature: string | undefined): unknown {
       return null;
     case 'save':
       insert.run(...op.args);
-      return signature ?? null;
+      return signed ?? null;
     case 'consumeSave': {
       const r = consumeSave(op.clientKey, op.day, op.limit, op.args);
-      return signature === undefined ? r : ({ allowed: r.allowed, used: r.used, signature } satisfies AllowanceReply);
+      return signed === undefined ? r : ({ allowed: r.allowed, used: r.used, receipt: signed } satisfies AllowanceReply);
     }
     case 'saveMany':
       saveMany(op.rows);
@@ -311,20 +311,20 @@ function flush(): void {
   // The log's queue read (and the hashing of each queued receipt) is a read: done before the write
   // transaction, so neither the write lock nor the commit of the receipts in this batch waits for it.
   const reads: Outcome[] = [];
-  const writes: Array<{ op: WriterOp; signature: string | undefined }> = [];
+  const writes: Array<{ op: WriterOp; signed: string | undefined }> = [];
   for (const op of ops) {
-    let signature: string | undefined;
+    let signed: string | undefined;
     if (op.op === 'save' || op.op === 'consumeSave') {
       // A receipt that cannot be signed is not stored: answered with the error, nothing written.
       try {
-        signature = signOp(op);
+        signed = signOp(op);
       } catch (e) {
         reads.push(failed(op.id, e));
         continue;
       }
     }
     if (op.op !== 'logPending') {
-      writes.push({ op, signature });
+      writes.push({ op, signed });
       continue;
     }
     try {
@@ -336,9 +336,9 @@ function flush(): void {
   if (writes.length > 0) {
     try {
       beginImmediate(() => {
-        for (const { op, signature } of writes) {
+        for (const { op, signed } of writes) {
           try {
-            const value = run(op, signature);
+            const value = run(op, signed);
             // A log append that took (value true) is answered after the sync whatever the setting: a published
             // checkpoint must never be lost, or it could be re-signed differently (a fork).
             // A refused consumeSave wrote nothing: answered at once.

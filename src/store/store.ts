@@ -205,15 +205,15 @@ export interface ReceiptStore {
   consumeAllowanceAndSaveReceipt(clientKey: string, day: string, limit: number, record: ReceiptRecord): Promise<AllowanceState>;
   /**
    * Sign a receipt with `key` (Ed25519 over the signing input of `record.unsignedText`, by the receipts code
-   * in src/receipts/v1/sign-text.ts) and store its signed text, as saveReceipt. Resolves with the signature
-   * (standard base64) once committed; the caller builds the same text from it (sealReceipt). Where the
-   * signature is made is the store's business: the embedded store's writer thread signs in the step that
-   * stores the receipt, so it costs the HTTP thread nothing; the others sign on the calling thread.
+   * in src/receipts/v1/sign-text.ts) and store its signed text, as saveReceipt. Resolves, once committed,
+   * with the signed text exactly as stored: the caller sends those bytes and builds no second copy. Where
+   * the signature is made is the store's business: the embedded store's writer thread signs in the step
+   * that stores the receipt, so it costs the HTTP thread nothing; the others sign on the calling thread.
    */
   signAndSaveReceipt(record: UnsignedReceiptRecord, key: KeyObject): Promise<string>;
   /**
-   * consumeAllowanceAndSaveReceipt for a receipt signed as in signAndSaveReceipt. The signature is
-   * returned only with a stored receipt (null when no unit was left: nothing stored).
+   * consumeAllowanceAndSaveReceipt for a receipt signed as in signAndSaveReceipt. `receipt` is the signed
+   * text as stored, only with a stored receipt (null when no unit was left: nothing stored).
    */
   consumeAllowanceAndSignAndSaveReceipt(
     clientKey: string,
@@ -221,7 +221,7 @@ export interface ReceiptStore {
     limit: number,
     record: UnsignedReceiptRecord,
     key: KeyObject,
-  ): Promise<AllowanceState & { signature: string | null }>;
+  ): Promise<AllowanceState & { receipt: string | null }>;
   /** The exact stored receipt text, or null. */
   getReceipt(verificationId: string): Promise<string | null>;
   /** Counts and newest-first history of an agent, paged by cursor. */
