@@ -326,10 +326,6 @@ export function receiptRecord(receipt: IssuedReceipt): ReceiptRecord {
   };
 }
 
-function isRefused<T extends object>(outcome: T | Refused): outcome is Refused {
-  return (outcome as { admitted?: unknown }).admitted === false;
-}
-
 /** A refusal or a failure: the end of a request that is not an answer. */
 function isEnd<T extends object>(outcome: T | Refused | Failed): outcome is Refused | Failed {
   return (outcome as { admitted?: unknown }).admitted === false;
@@ -381,9 +377,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       if (isApiError(err)) return failedOf(err);
       throw err;
     }
-    if (isRefused(result)) return result;
+    if (isEnd(result)) return result;
     const completion = await admission.complete(result);
-    if (isRefused(completion)) return completion;
+    if (isEnd(completion)) return completion;
     return { result, completion };
   }
 
