@@ -138,13 +138,6 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
   });
   // An idle writer must not keep the process alive; pending calls hold their own promises.
   worker.unref();
-  const checkpointerModule = workerModule('sqlite-checkpointer-worker');
-  const checkpointer = new Worker(checkpointerModule.filename, {
-    argv: checkpointerModule.argv,
-    resourceLimits,
-    workerData: { ...connection, intervalMs: 200, restartWaitMs: RESTART_WAIT_MS, walRestarts: walRestarts.data } satisfies CheckpointerData,
-  });
-  checkpointer.unref();
   // Log-queue reads waiting for the checkpointer; once it has stopped they go to the writer instead.
   const reads = new Map<number, Settle>();
   let nextReadId = 1;
@@ -154,19 +147,34 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
     for (const r of reads.values()) r.reject(new Error('the log queue reader has stopped'));
     reads.clear();
   };
-  const checkpointerClosed = new Promise<void>((resolve) => {
-    checkpointer.on('message', (m: CheckpointerReply) => {
-      if (m === 'closed') resolve();
-      else settle(reads, m);
+  // The checkpointer starts with the first allowance or receipt write: until then the WAL holds little to copy
+  // (a log checkpoint at most) and the log's queue does not change, so an idle server keeps one thread (and
+  // its few MiB) fewer, and its queue reads (the log's periodic poll, empty at rest) use the main connection.
+  let checkpointer: Worker | null = null;
+  let checkpointerClosed: Promise<void> = Promise.resolve();
+  const startCheckpointer = (): void => {
+    const { filename, argv } = workerModule('sqlite-checkpointer-worker');
+    const w = new Worker(filename, {
+      argv,
+      resourceLimits,
+      workerData: { ...connection, intervalMs: 200, restartWaitMs: RESTART_WAIT_MS, walRestarts: walRestarts.data } satisfies CheckpointerData,
     });
-    const stopped = () => {
-      readerDown();
-      resolve();
-    };
-    checkpointer.on('exit', stopped);
-    // A failed checkpointer only lets the WAL grow until the next start; it never loses a write.
-    checkpointer.on('error', stopped);
-  });
+    w.unref();
+    checkpointerClosed = new Promise<void>((resolve) => {
+      w.on('message', (m: CheckpointerReply) => {
+        if (m === 'closed') resolve();
+        else settle(reads, m);
+      });
+      const stopped = () => {
+        readerDown();
+        resolve();
+      };
+      w.on('exit', stopped);
+      // A failed checkpointer only lets the WAL grow until the next start; it never loses a write.
+      w.on('error', stopped);
+    });
+    checkpointer = w;
+  };
   const pending = new Map<number, Settle>();
   // Measured here, on the calling thread, where a request waits: no message or shared memory needed.
   const waits: Record<StoreWrite, DurationHistogram> = { allowance: emptyHistogram(), receipt: emptyHistogram(), log: emptyHistogram() };
@@ -214,6 +222,7 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
   const call = <T>(body: WriterOpBody): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       if (failure || closing) return reject(failure ?? new Error('the store is closed'));
+      if (checkpointer === null && body.op !== 'logAppend' && body.op !== 'logPending') startCheckpointer();
       const id = nextId++;
       pending.set(id, { resolve: resolve as (v: unknown) => void, reject, write: WRITE_OF[body.op], issued: performance.now() });
       outbox.push(Object.assign(body, { id }));
@@ -329,11 +338,13 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
     },
 
     logPending(limit: number): Promise<LogPendingReceipt[]> {
-      if (!readerUp || closing) return call<LogPendingReceipt[]>({ op: 'logPending', limit });
+      const reader = checkpointer;
+      if (reader === null && !closing) return base.logPending(limit);
+      if (reader === null || !readerUp || closing) return call<LogPendingReceipt[]>({ op: 'logPending', limit });
       return new Promise<LogPendingReceipt[]>((resolve, reject) => {
         const id = nextReadId++;
         reads.set(id, { resolve: resolve as (v: unknown) => void, reject });
-        checkpointer.postMessage({ id, limit } satisfies CheckpointerMessage);
+        reader.postMessage({ id, limit } satisfies CheckpointerMessage);
       });
     },
 
@@ -360,9 +371,11 @@ export function createSqliteOffloadStore(options: SqliteOffloadStoreOptions): Sq
           await stopped;
         }
         await worker.terminate().catch(() => undefined);
-        checkpointer.postMessage('close' satisfies CheckpointerMessage);
-        await checkpointerClosed;
-        await checkpointer.terminate().catch(() => undefined);
+        if (checkpointer !== null) {
+          checkpointer.postMessage('close' satisfies CheckpointerMessage);
+          await checkpointerClosed;
+          await checkpointer.terminate().catch(() => undefined);
+        }
         await base.close();
       })();
       return closing;
