@@ -4,8 +4,8 @@
  * exact RFC 8785 text it is the SHA-256 of. `-` reads standard input.
  */
 import type { CliIO } from './io.js';
-import { onePositional, parseCommandArgs, UsageError } from './args.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { configOrExit, onePositional, optionsOrExit, parseCommandArgs, UsageError } from './args.js';
+import { loadConfig } from '../config.js';
 import { isApiError } from '../errors.js';
 import { canonicalRequest, computeHashes } from '../receipts/hashes.js';
 import { loadRequestFile } from './verify.js';
@@ -23,24 +23,21 @@ const OPTIONS = {
 } as const;
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
-  try {
+  const opts = optionsOrExit(io, 'request-hash', USAGE, () => {
     const { values, positionals } = parseCommandArgs(argv, OPTIONS);
-    if (values.help) {
-      io.stdout(USAGE);
-      return 0;
-    }
-    const file = onePositional(positionals, 'REQUEST.json');
-    const { maxJsonDepth } = loadConfig();
-    const parsed = loadRequestFile(file, io, maxJsonDepth);
-    io.stdout(`${values.canonical ? canonicalRequest(parsed.request) : computeHashes(parsed).request_hash}\n`);
+    const help = values.help === true;
+    return { help, canonical: values.canonical === true, file: help ? '' : onePositional(positionals, 'REQUEST.json') };
+  });
+  if (typeof opts === 'number') return opts;
+  const config = configOrExit(io, 'request-hash', () => loadConfig());
+  if (typeof config === 'number') return config;
+  try {
+    const parsed = loadRequestFile(opts.file, io, config.maxJsonDepth);
+    io.stdout(`${opts.canonical ? canonicalRequest(parsed.request) : computeHashes(parsed).request_hash}\n`);
     return 0;
   } catch (e) {
     if (e instanceof UsageError) {
-      io.stderr(`aov request-hash: ${e.message}\n${USAGE}`);
-      return 2;
-    }
-    if (e instanceof ConfigError) {
-      io.stderr(`aov request-hash: invalid configuration: ${e.message}\n`);
+      io.stderr(`aov request-hash: ${e.message}\n\n${USAGE}`);
       return 2;
     }
     if (!isApiError(e)) throw e;
