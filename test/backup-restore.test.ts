@@ -10,53 +10,8 @@ import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { main } from '../src/cli/index.js';
 import { postJson, spawnServer, tempDir, type Child } from './http-helpers.js';
-
-const schema = { type: 'object', required: ['n'], properties: { n: { type: 'integer', minimum: 0 } } };
-const body = (i: number) => JSON.stringify({ task_id: `drill-${i}`, agent_id: 'drill-agent', expected_schema: schema, submitted_output: { n: i % 5 === 0 ? -1 : i } });
-
-async function cli(args: string[]) {
-  let out = '';
-  let err = '';
-  const code = await main(args, { stdout: (t) => void (out += t), stderr: (t) => void (err += t), readFile: (p) => readFileSync(p, 'utf8') });
-  return { code, out, err };
-}
-
-type Acked = { id: string; text: string; at: number };
-
-/** 16 clients, each with one request in flight, until stopped; every 200 is recorded with when it arrived. */
-function writeLoad(base: string) {
-  const acked: Acked[] = [];
-  let stop = false;
-  let n = 0;
-  const worker = async () => {
-    while (!stop) {
-      try {
-        const res = await postJson(base, '/verify/schema', body(n++));
-        const text = await res.text();
-        if (res.status === 200) acked.push({ id: (JSON.parse(text) as { verification_id: string }).verification_id, text, at: performance.now() });
-      } catch {
-        return; // the server is gone
-      }
-    }
-  };
-  const workers = Array.from({ length: 16 }, worker);
-  return {
-    acked,
-    async until(count: number) {
-      while (acked.length < count) await new Promise((r) => setTimeout(r, 5));
-    },
-    async stop() {
-      stop = true;
-      await Promise.all(workers);
-    },
-  };
-}
-
-async function logSize(base: string): Promise<number> {
-  return Number((await (await fetch(`${base}/log/checkpoint`)).text()).split('\n')[1]);
-}
+import { cli, createWriteLoad, drillBody, waitForLogSize } from './drill-helpers.js';
 
 describe('aov backup / aov restore: the disaster drill (SQLite)', () => {
   const children: Child[] = [];
@@ -74,7 +29,7 @@ describe('aov backup / aov restore: the disaster drill (SQLite)', () => {
     const server = await spawnServer(data, { FREE_ALLOWANCE_PER_DAY: '1000000' });
     children.push(server);
 
-    const load = writeLoad(server.base);
+    const load = createWriteLoad(server.base);
     await load.until(100);
     const backupStarted = performance.now();
     const before = load.acked.filter((a) => a.at < backupStarted);
@@ -91,8 +46,7 @@ describe('aov backup / aov restore: the disaster drill (SQLite)', () => {
     await load.until(afterBackup + 100);
     await load.stop();
     const logged = load.acked.length;
-    const t0 = Date.now();
-    while ((await logSize(server.base)) < logged && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 50));
+    await waitForLogSize(server.base, logged);
     const published = await (await fetch(`${server.base}/log/checkpoint`)).text();
     writeFileSync(path.join(tmp.dir, 'checkpoint.txt'), published);
     const publishedSize = Number(published.split('\n')[1]);
@@ -121,8 +75,7 @@ describe('aov backup / aov restore: the disaster drill (SQLite)', () => {
       expect(await res.text()).toBe(x.text);
     }
     // The restored receipts reach the log of the restarted service (queued ones within a second or so).
-    const t1 = Date.now();
-    while ((await logSize(second.base)) < manifest.counts.receipts && Date.now() - t1 < 5000) await new Promise((r) => setTimeout(r, 50));
+    await waitForLogSize(second.base, manifest.counts.receipts);
     for (const x of before) expect((await fetch(`${second.base}/log/proof/${x.id}`)).status).toBe(200);
     // A receipt acknowledged after the backup is either there or one of the entries the audit reported lost.
     const missing = [];
@@ -144,11 +97,10 @@ describe('aov backup / aov restore: the disaster drill (SQLite)', () => {
     children.push(server);
     const ids: string[] = [];
     for (let i = 0; i < 12; i++) {
-      const res = await postJson(server.base, '/verify/schema', body(i));
+      const res = await postJson(server.base, '/verify/schema', drillBody(i));
       ids.push(((await res.json()) as { verification_id: string }).verification_id);
     }
-    const t0 = Date.now();
-    while ((await logSize(server.base)) < ids.length && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 50));
+    await waitForLogSize(server.base, ids.length);
     expect((await cli(['backup', backup, '--data-dir', data])).code).toBe(0);
 
     // The server is running: restore refuses its data directory, with or without --force.
