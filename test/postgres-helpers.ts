@@ -12,7 +12,7 @@ import { skipUnlessAvailable } from './requirements.js';
 /** The part of the `pg` client API used here (the package ships no types). */
 interface PgClient {
   connect(): Promise<void>;
-  query<R>(text: string): Promise<{ rows: R[] }>;
+  query<R>(text: string, values?: unknown[]): Promise<{ rows: R[] }>;
   end(): Promise<void>;
 }
 const pg = createRequire(import.meta.url)('pg') as {
@@ -29,6 +29,8 @@ export interface PostgresTestTarget {
   available: boolean;
   /** Drop `schema` (and everything in it). */
   dropSchema(): Promise<void>;
+  /** Run one statement on a connection of its own (to `url`, by default the test database); its rows. */
+  sql<R>(text: string, values?: unknown[], url?: string): Promise<R[]>;
 }
 
 /** Probe PostgreSQL once for a test file; skips visibly, or fails under REQUIRE_POSTGRES=1, when it is not reachable. */
@@ -45,11 +47,14 @@ export async function postgresTestTarget(label: string, schemaPrefix: string): P
         await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       });
     },
+    async sql<R>(text: string, values?: unknown[], url?: string) {
+      return (await withClient((c) => c.query<R>(text, values), url)).rows;
+    },
   };
 }
 
-async function withClient<T>(fn: (c: PgClient) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 5000 });
+async function withClient<T>(fn: (c: PgClient) => Promise<T>, url = POSTGRES_URL): Promise<T> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
   await client.connect();
   try {
     return await fn(client);
