@@ -19,10 +19,7 @@ const verify = (body: string | object, listCap?: number): Verdict => {
 describe('the invoice example (docs/protocol.md#worked-example)', () => {
   it('fails on the sum rule with a full schema score', () => {
     const v = verify(fixture('invoice.request.json'));
-    expect(v.result).toBe('fail');
-    expect(v.blocking_checks).toEqual(['consistency:sum_equals']);
-    expect(v.schema_compliance).toEqual({ ratio: 1, passed: 22, total: 22 });
-    expect(v.integrity_checks).toEqual({ ratio: 0.666667, passed: 2, total: 3 });
+    expect(v).toMatchObject({ result: 'fail', blocking_checks: ['consistency:sum_equals'], schema_compliance: { ratio: 1, passed: 22, total: 22 }, integrity_checks: { ratio: 0.666667, passed: 2, total: 3 } });
     expect(v.overall).toEqual({ ratio: 0.96, passed: 24, total: 25 });
     expect(v.errors_detail).toHaveLength(1);
     expect(v.errors_detail[0]).toMatchObject({ check: 'consistency:sum_equals', found: 'sum 129.5' });
@@ -36,10 +33,7 @@ describe('the invoice example (docs/protocol.md#worked-example)', () => {
 
   it('passes with total 129.5', () => {
     const v = verify(fixture('invoice-pass.request.json'));
-    expect(v.result).toBe('pass');
-    expect(v.blocking_checks).toEqual([]);
-    expect(v.schema_compliance).toEqual({ ratio: 1, passed: 22, total: 22 });
-    expect(v.integrity_checks).toEqual({ ratio: 1, passed: 3, total: 3 });
+    expect(v).toMatchObject({ result: 'pass', blocking_checks: [], schema_compliance: { ratio: 1, passed: 22, total: 22 }, integrity_checks: { ratio: 1, passed: 3, total: 3 } });
     expect(v.errors).toEqual([]);
     expect(v.hints).toEqual([]);
     expect(v.next_actions).toEqual([
@@ -52,8 +46,7 @@ describe('the invoice example (docs/protocol.md#worked-example)', () => {
     const req = JSON.parse(fixture('invoice.request.json'));
     req.enforce_rules = false;
     const v = verify(req);
-    expect(v.result).toBe('pass');
-    expect(v.blocking_checks).toEqual([]);
+    expect(v).toMatchObject({ result: 'pass', blocking_checks: [] });
     expect(v.errors).toEqual([]);
     expect(v.flags[0]).toMatchObject({ check: 'consistency:sum_equals', severity: 'warning' });
     expect(v.hints[0]).toMatchObject({ source: 'integrity', found: 'sum 129.5' });
@@ -95,17 +88,14 @@ describe('multipleOf with a divisor of the form M × 10^E, E > 0', () => {
 describe('built-in integrity checks', () => {
   it('fails integrity:unique_keys on a duplicated key inside the output', () => {
     const v = verify(simple('{"a":1,"b":{"x":1,"x":2}}'));
-    expect(v.result).toBe('fail');
-    expect(v.blocking_checks).toEqual(['integrity:unique_keys']);
-    expect(v.integrity_checks).toEqual({ ratio: 0.5, passed: 1, total: 2 });
+    expect(v).toMatchObject({ result: 'fail', blocking_checks: ['integrity:unique_keys'], integrity_checks: { ratio: 0.5, passed: 1, total: 2 } });
     expect(v.hints).toEqual([
       { source: 'integrity', check: 'integrity:unique_keys', path: '$.b', expected: 'each key once per object', found: "key 'x' more than once" },
     ]);
   });
   it('fails integrity:safe_integers on 2^53 inside the output', () => {
     const v = verify(simple('{"n":9007199254740992}'));
-    expect(v.result).toBe('fail');
-    expect(v.blocking_checks).toEqual(['integrity:safe_integers']);
+    expect(v).toMatchObject({ result: 'fail', blocking_checks: ['integrity:safe_integers'] });
     expect(v.errors_detail[0]).toMatchObject({ check: 'integrity:safe_integers', path: '$.n' });
     expect(JSON.stringify(v)).not.toContain('9007199254740992');
   });
@@ -114,8 +104,7 @@ describe('built-in integrity checks', () => {
   });
   it('passes a clean output with two integrity checks', () => {
     const v = verify(simple('{"a":1}'));
-    expect(v.result).toBe('pass');
-    expect(v.integrity_checks).toEqual({ ratio: 1, passed: 2, total: 2 });
+    expect(v).toMatchObject({ result: 'pass', integrity_checks: { ratio: 1, passed: 2, total: 2 } });
   });
 });
 
@@ -123,13 +112,11 @@ describe('bounds', () => {
   const req = (bounds: object, output: object, enforce = true) => ({ task_id: 't', expected_schema: true, submitted_output: output, bounds, enforce_rules: enforce });
   it('one bounds:range check per entry, inclusive', () => {
     const v = verify(req({ 'items[].price': { min: 0, max: 100 }, total: { min: 1 } }, { items: [{ price: 0 }, { price: 100 }], total: 1 }));
-    expect(v.result).toBe('pass');
-    expect(v.integrity_checks).toEqual({ ratio: 1, passed: 4, total: 4 });
+    expect(v).toMatchObject({ result: 'pass', integrity_checks: { ratio: 1, passed: 4, total: 4 } });
   });
   it('fails values outside the range, non-numbers, and missing paths', () => {
     const v = verify(req({ 'items[].price': { min: 0, max: 100 }, missing: { max: 1 }, opt: { max: 1, if_present: true } }, { items: [{ price: -1 }, { price: 101 }, { price: '5' }] }));
-    expect(v.result).toBe('fail');
-    expect(v.blocking_checks).toEqual(['bounds:range']);
+    expect(v).toMatchObject({ result: 'fail', blocking_checks: ['bounds:range'] });
     expect(v.integrity_checks).toMatchObject({ passed: 3, total: 5 });
     expect(v.errors_detail.map((d) => [d.path, d.found])).toEqual([
       ['$.items[0].price', 'value -1'],
@@ -155,8 +142,7 @@ describe('strict content checks', () => {
   });
   it('adds two passing checks on clean output', () => {
     const v = verify(req({ name: 'Ada', tags: ['x1'] }));
-    expect(v.result).toBe('pass');
-    expect(v.integrity_checks).toEqual({ ratio: 1, passed: 4, total: 4 });
+    expect(v).toMatchObject({ result: 'pass', integrity_checks: { ratio: 1, passed: 4, total: 4 } });
   });
   it('fails undeclared fields and placeholders with content hints', () => {
     const v = verify(req({ name: 'TODO', tags: ['  ', 'ok', '{{ slot }}'], secret_extra: 1 }));
