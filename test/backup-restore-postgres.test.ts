@@ -13,7 +13,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { postJson, spawnServer, tempDir, type Child } from './http-helpers.js';
-import { cli, createWriteLoad, drillBody, waitForLogSize } from './drill-helpers.js';
+import { cli, createWriteLoad, drillBody, verifyAndLog, waitForLogSize } from './drill-helpers.js';
 import { POSTGRES_URL, postgresTestTarget } from './postgres-helpers.js';
 import { skipUnlessAvailable } from './requirements.js';
 
@@ -157,12 +157,7 @@ describe.skipIf(skip)('pg_dump / pg_restore: the disaster drill (PostgreSQL)', (
     const dump = path.join(tmp.dir, 'aov.dump');
     const server = await spawnServer(data, { DATABASE_URL: source, DATABASE_SCHEMA: 'public' });
     children.push(server);
-    const ids: string[] = [];
-    for (let i = 0; i < 12; i++) {
-      const res = await postJson(server.base, '/verify/schema', drillBody(i));
-      ids.push(((await res.json()) as { verification_id: string }).verification_id);
-    }
-    await waitForLogSize(server.base, ids.length);
+    const ids = await verifyAndLog(server.base, 12);
     await pgDump(source, 'public', dump);
     server.proc.kill('SIGKILL');
     await server.exited;

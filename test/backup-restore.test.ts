@@ -10,8 +10,8 @@ import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { postJson, spawnServer, tempDir, type Child } from './http-helpers.js';
-import { cli, createWriteLoad, drillBody, waitForLogSize } from './drill-helpers.js';
+import { spawnServer, tempDir, type Child } from './http-helpers.js';
+import { cli, createWriteLoad, verifyAndLog, waitForLogSize } from './drill-helpers.js';
 
 describe('aov backup / aov restore: the disaster drill (SQLite)', () => {
   const children: Child[] = [];
@@ -95,12 +95,7 @@ describe('aov backup / aov restore: the disaster drill (SQLite)', () => {
     const backup = path.join(tmp.dir, 'backup');
     const server = await spawnServer(data);
     children.push(server);
-    const ids: string[] = [];
-    for (let i = 0; i < 12; i++) {
-      const res = await postJson(server.base, '/verify/schema', drillBody(i));
-      ids.push(((await res.json()) as { verification_id: string }).verification_id);
-    }
-    await waitForLogSize(server.base, ids.length);
+    const ids = await verifyAndLog(server.base, 12);
     expect((await cli(['backup', backup, '--data-dir', data])).code).toBe(0);
 
     // The server is running: restore refuses its data directory, with or without --force.

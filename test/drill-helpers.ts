@@ -62,3 +62,14 @@ export async function waitForLogSize(base: string, size: number, timeoutMs = 500
   const t0 = Date.now();
   while ((await logSize(base)) < size && Date.now() - t0 < timeoutMs) await new Promise((r) => setTimeout(r, 50));
 }
+
+/** Sends `count` drill requests one after another and waits for the log to publish them; their verification ids. */
+export async function verifyAndLog(base: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const res = await postJson(base, '/verify/schema', drillBody(i));
+    ids.push(((await res.json()) as { verification_id: string }).verification_id);
+  }
+  await waitForLogSize(base, ids.length);
+  return ids;
+}
