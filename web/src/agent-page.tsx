@@ -8,6 +8,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { getJson, type ApiErrorBody, type Site } from './api.js';
 import { ResultsChart, type ChartPoint } from './chart.js';
+import { ColumnTable } from './column-table.js';
 import type { HistoryEntry, Reputation } from 'agent-output-verifier/client';
 
 
@@ -176,64 +177,39 @@ export function AgentPage({ id, site }: { id: string; site: Site }) {
           {validations.length > 0 ? (
             <section aria-labelledby="erc8004-title">
               <h2 id="erc8004-title">On-chain validations (ERC-8004)</h2>
-              <div class="table-scroll">
-                <table class="history">
-                  <thead>
-                    <tr>
-                      <th scope="col">Block</th>
-                      <th scope="col">Transaction</th>
-                      <th scope="col">Response</th>
-                      <th scope="col">Receipt</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {validations.map((v) => (
-                      <tr key={v.request_hash}>
-                        <td>{v.block ?? '—'}</td>
-                        <td>
-                          <code>{v.transaction ?? '—'}</code>
-                        </td>
-                        <td>{v.response ?? '—'}</td>
-                        <td>{v.verification_id ? <a href={`/receipts/${encodeURIComponent(v.verification_id)}`}>receipt</a> : '—'}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <ColumnTable class="history" columns={['Block', 'Transaction', 'Response', 'Receipt']}>
+                {validations.map((v) => (
+                  <tr key={v.request_hash}>
+                    <td>{v.block ?? '—'}</td>
+                    <td>
+                      <code>{v.transaction ?? '—'}</code>
+                    </td>
+                    <td>{v.response ?? '—'}</td>
+                    <td>{v.verification_id ? <a href={`/receipts/${encodeURIComponent(v.verification_id)}`}>receipt</a> : '—'}</td>
+                  </tr>
+                ))}
+              </ColumnTable>
             </section>
           ) : null}
           <section aria-labelledby="history-title">
             <h2 id="history-title">History</h2>
-            <div class="table-scroll">
-              <table class="history">
-                <thead>
-                  <tr>
-                    <th scope="col">Verified at</th>
-                    <th scope="col">Task</th>
-                    <th scope="col">Result</th>
-                    <th scope="col">Overall</th>
-                    <th scope="col">Receipt</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {shown.map((h) => (
-                    <tr key={h.verification_id}>
-                      <td>{h.verified_at}</td>
-                      <td>
-                        <code>{h.task_id}</code>
-                      </td>
-                      <td>
-                        <span class={`badge ${h.result}`}>{h.result}</span>
-                      </td>
-                      <td>{(h.overall_ratio * 100).toFixed(1)}%</td>
-                      <td>
-                        <a href={`/receipts/${encodeURIComponent(h.verification_id)}`}>receipt</a>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <ColumnTable class="history" columns={['Verified at', 'Task', 'Result', 'Overall', 'Receipt']}>
+              {shown.map((h) => (
+                <tr key={h.verification_id}>
+                  <td>{h.verified_at}</td>
+                  <td>
+                    <code>{h.task_id}</code>
+                  </td>
+                  <td>
+                    <span class={`badge ${h.result}`}>{h.result}</span>
+                  </td>
+                  <td>{(h.overall_ratio * 100).toFixed(1)}%</td>
+                  <td>
+                    <a href={`/receipts/${encodeURIComponent(h.verification_id)}`}>receipt</a>
+                  </td>
+                </tr>
+              ))}
+            </ColumnTable>
             <nav class="pager" aria-label="History pages">
               <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>
                 Newer

@@ -10,6 +10,7 @@ import { errorFrom, getText, type ApiErrorBody, type Site } from './api.js';
 import { EXAMPLES } from './examples.js';
 import { JsonView, type Mark } from './json-view.js';
 import { parseJsonText } from './receipt-check.js';
+import { ColumnTable } from './column-table.js';
 import { Scores, type Score } from './scores.js';
 
 interface Fields {
@@ -358,32 +359,20 @@ function Verdict({ outcome }: { outcome: Outcome }) {
       {failed.length ? (
         <>
           <h3>Failed checks</h3>
-          <div class="table-scroll">
-            <table class="failed">
-              <thead>
-                <tr>
-                  <th scope="col">Check</th>
-                  <th scope="col">Path</th>
-                  <th scope="col">Severity</th>
-                  <th scope="col">What</th>
-                </tr>
-              </thead>
-              <tbody>
-                {failed.map((f, i) => (
-                  <tr key={i} data-check={f.check}>
-                    <td>
-                      <code>{f.check}</code>
-                    </td>
-                    <td>
-                      <code>{f.path}</code>
-                    </td>
-                    <td>{f.severity}</td>
-                    <td>{f.text}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <ColumnTable class="failed" columns={['Check', 'Path', 'Severity', 'What']}>
+            {failed.map((f, i) => (
+              <tr key={i} data-check={f.check}>
+                <td>
+                  <code>{f.check}</code>
+                </td>
+                <td>
+                  <code>{f.path}</code>
+                </td>
+                <td>{f.severity}</td>
+                <td>{f.text}</td>
+              </tr>
+            ))}
+          </ColumnTable>
         </>
       ) : null}
       {receipt.hints?.length ? (

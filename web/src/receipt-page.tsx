@@ -10,6 +10,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { getJson, getText, errorFrom, type ApiErrorBody } from './api.js';
 import { HASH_FIELDS } from 'agent-output-verifier/receipts';
 import { checkReceipt, type ReceiptCheckResult } from './receipt-check.js';
+import { ColumnTable } from './column-table.js';
 import { Scores, type Score } from './scores.js';
 
 type Load =
@@ -50,42 +51,30 @@ function CheckOutcome({ result, id }: { result: ReceiptCheckResult; id: string }
 
 function Hashes({ result }: { result: ReceiptCheckResult }) {
   return (
-    <div class="table-scroll">
-      <table class="hashes">
-        <caption>Hashes (SHA-256 of the RFC 8785 form)</caption>
-        <thead>
-          <tr>
-            <th scope="col">Hash</th>
-            <th scope="col">In the receipt</th>
-            <th scope="col">Recomputed from the request</th>
+    <ColumnTable class="hashes" caption="Hashes (SHA-256 of the RFC 8785 form)" columns={['Hash', 'In the receipt', 'Recomputed from the request']}>
+      {HASH_FIELDS.map((h) => {
+        const v = result.hashes[h];
+        return (
+          <tr key={h}>
+            <th scope="row">
+              <code>{h}</code>
+            </th>
+            <td>
+              <code class="hash">{v ? v.receipt : '— (compact receipt)'}</code>
+            </td>
+            <td>
+              {v?.computed ? (
+                <code class={`hash ${v.computed === v.receipt ? 'same' : 'differs'}`}>
+                  {v.computed} {v.computed === v.receipt ? '(same)' : '(differs)'}
+                </code>
+              ) : (
+                <span class="muted">paste the request below</span>
+              )}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {HASH_FIELDS.map((h) => {
-            const v = result.hashes[h];
-            return (
-              <tr key={h}>
-                <th scope="row">
-                  <code>{h}</code>
-                </th>
-                <td>
-                  <code class="hash">{v ? v.receipt : '— (compact receipt)'}</code>
-                </td>
-                <td>
-                  {v?.computed ? (
-                    <code class={`hash ${v.computed === v.receipt ? 'same' : 'differs'}`}>
-                      {v.computed} {v.computed === v.receipt ? '(same)' : '(differs)'}
-                    </code>
-                  ) : (
-                    <span class="muted">paste the request below</span>
-                  )}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+        );
+      })}
+    </ColumnTable>
   );
 }
 
